@@ -1,0 +1,44 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "audio-policyd",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "audio-policyd", targets: ["audio-policyd"]),
+        .library(name: "AudioPolicy", targets: ["AudioPolicy"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+    ],
+    targets: [
+        // libpulse headers, found with pkg-config.
+        .systemLibrary(
+            name: "CPulse",
+            pkgConfig: "libpulse",
+            providers: [.apt(["libpulse-dev"])]
+        ),
+        // The pure engine: policy, decisions, fixtures. No C, no I/O, no clock.
+        .target(
+            name: "AudioPolicy",
+            dependencies: [.product(name: "TOMLKit", package: "TOMLKit")],
+            resources: []
+        ),
+        // The imperative shell: PulseAudio backend, control socket, ramps, wiring.
+        .target(
+            name: "AudioPolicyDaemon",
+            dependencies: ["AudioPolicy", "CPulse"]
+        ),
+        .executableTarget(
+            name: "audio-policyd",
+            dependencies: [
+                "AudioPolicy",
+                "AudioPolicyDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "AudioPolicyTests", dependencies: ["AudioPolicy"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["AudioPolicy", "AudioPolicyDaemon"]),
+    ]
+)

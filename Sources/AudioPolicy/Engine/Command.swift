@@ -1,0 +1,46 @@
+/// What the engine asks the shell to do. Volumes are *policy factors*: linear multipliers applied to
+/// the stream's own (user-set, per-channel) volume; factor 1 means "exactly the user's volume".
+public enum Command: Hashable, Sendable {
+    /// Ramp the policy factor from `from` to `to` over `duration` ms, starting now. Interpolation is
+    /// linear in decibels (floored at ``Level/floorDecibels``), so the change sounds even.
+    case ramp(StreamID, from: Double, to: Double, duration: Milliseconds)
+    /// Pause fallback for a stream with no controllable player: fade to silence over `fade` ms, then mute.
+    case mute(StreamID, fade: Milliseconds)
+    /// Undo ``mute(_:fade:)``: unmute, then fade in from silence to factor `to` over `fade` ms.
+    case unmute(StreamID, to: Double, fade: Milliseconds)
+    /// Ask the stream's player to pause (MPRIS `Pause`).
+    case pause(StreamID, PlayerID)
+    /// Ask the stream's player to play again (MPRIS `Play`); only ever for a pause the engine made.
+    case resume(StreamID, PlayerID)
+    /// The user changed the volume of a stream under a duck: stop any ramp and leave the user's new
+    /// volume alone (factor 1 from now on).
+    case yieldVolume(StreamID)
+    /// A stream the policy had changed went away: write its saved (stream-restore) volume and mute back
+    /// to the user's own, so the app's next stream does not start ducked or muted.
+    case repairSaved(StreamID)
+    /// The Now Playing owner changed (the stream that represents it, or nil for none).
+    case nowPlaying(StreamID?)
+    /// A decision worth a log line: why a stream was ducked, paused, restored.
+    case decision(Decision)
+}
+
+/// One logged decision: which stream, which class, which rule, what was done.
+public struct Decision: Hashable, Sendable, CustomStringConvertible {
+    public var stream: StreamID
+    public var application: String
+    public var className: String
+    public var reason: String
+    public var action: String
+
+    public init(stream: StreamID, application: String, className: String, reason: String, action: String) {
+        self.stream = stream
+        self.application = application
+        self.className = className
+        self.reason = reason
+        self.action = action
+    }
+
+    public var description: String {
+        "stream \(stream) (\(application)) class=\(className) [\(reason)]: \(action)"
+    }
+}

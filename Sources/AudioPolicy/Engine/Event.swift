@@ -1,0 +1,23 @@
+/// Something that happened, fed to ``Engine/handle(_:at:)``. The shell turns server callbacks, player
+/// signals and socket requests into events; fixtures spell them out.
+public enum Event: Hashable, Sendable {
+    /// A stream appeared. `player` names its app's controllable player, if it has one; without one,
+    /// pausing falls back to fade-and-mute.
+    case streamStarted(StreamID, Properties, player: PlayerID?)
+    /// A stream's properties changed (it may be classified anew).
+    case streamChanged(StreamID, Properties)
+    /// A stream went away.
+    case streamEnded(StreamID)
+    /// The user set the stream's own volume (linear). The user wins over any duck.
+    case userVolume(StreamID, Double)
+    /// The user muted or unmuted the stream. Unmuting a stream the policy muted gives it back to the user.
+    case userMute(StreamID, Bool)
+    /// The stream's player reported Playing (`true`) or Paused (`false`), by the user's hand or its own.
+    case playback(StreamID, playing: Bool)
+    /// A hook asked for an interruption of class `className` before (or without) any stream.
+    case interruptionBegan(token: StreamID, className: String, Properties)
+    /// A hook's interruption ended.
+    case interruptionEnded(token: StreamID)
+    /// Time passed: a deadline from ``Engine/nextDeadline`` was reached.
+    case tick
+}

@@ -1,0 +1,9 @@
+/// What a stream is doing, as a user would describe it.
+public enum StreamState: String, Hashable, Sendable, CaseIterable, Codable {
+    case playing
+    /// Playing, with its volume lowered by the policy.
+    case ducked
+    /// Paused by its player, the user, or the policy (possibly through the mute fallback).
+    case paused
+    case ended
+}

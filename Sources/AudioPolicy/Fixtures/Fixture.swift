@@ -1,0 +1,47 @@
+/// A scenario to replay against the engine with a virtual clock (`audio-policyd test`).
+///
+/// Format (TOML): optional `description`, optional `policy` (path relative to the fixture file;
+/// absent means the embedded default), then `[[event]]` and `[[expect]]` tables in time order, each
+/// with `at` in milliseconds from the start. See the README for every key.
+public struct Fixture: Sendable {
+    public var file: String
+    public var description: String?
+    /// The `policy` key as written (relative to the fixture file), if any.
+    public var policyPath: String?
+    /// Events and expectations in the order they run: by `at`, then file order.
+    public var steps: [FixtureStep]
+
+    public init(file: String, description: String?, policyPath: String?, steps: [FixtureStep]) {
+        self.file = file
+        self.description = description
+        self.policyPath = policyPath
+        self.steps = steps
+    }
+}
+
+/// One `[[event]]` or `[[expect]]` of a fixture.
+public struct FixtureStep: Sendable {
+    public enum Action: Sendable {
+        case event(Event)
+        case expect(Expectation)
+    }
+
+    public var at: Milliseconds
+    /// Where the table starts (its `[[event]]` / `[[expect]]` header).
+    public var location: SourceLocation
+    public var action: Action
+
+    public init(at: Milliseconds, location: SourceLocation, action: Action) {
+        self.at = at
+        self.location = location
+        self.action = action
+    }
+}
+
+/// What an `[[expect]]` table asserts.
+public enum Expectation: Hashable, Sendable {
+    /// `stream = "ID"` with any of `state`, `volume` (policy factor, ±0.01), `muted`.
+    case stream(StreamID, state: StreamState?, volume: Double?, muted: Bool?)
+    /// `now-playing = "ID"`, or `""` for none.
+    case nowPlaying(StreamID?)
+}

@@ -1,0 +1,38 @@
+/// A named class of audio in a policy (`[class.NAME]`): its kind, whom it outranks, and how it ducks.
+public struct InterruptionClass: Hashable, Sendable {
+    public var name: String
+    public var kind: InterruptionKind
+    /// Classes this one outranks, directly as written in `above` and transitively.
+    public var outranks: Set<String>
+    /// Height in the `above` graph: 0 for a class above nothing. Shown as the priority.
+    public var rank: Int
+    /// Level a `short` class ducks the streams it outranks to (also used by a primary during its grace).
+    public var duck: Level
+    /// Ramp down to the duck level, ms.
+    public var duckRamp: Milliseconds
+    /// Ramp back to the stream's own volume, ms.
+    public var restoreRamp: Milliseconds
+    /// How long the effect lingers after the interruption ends, so back-to-back prompts do not pump, ms.
+    public var hold: Milliseconds
+    /// `primary` only: how long a new stream must play before it pauses others (meanwhile it ducks them), ms.
+    public var grace: Milliseconds
+    /// Where `[class.NAME]` stands, when it came from a file.
+    public var location: SourceLocation?
+
+    public init(
+        name: String, kind: InterruptionKind, outranks: Set<String> = [], rank: Int = 0,
+        duck: Level = Level(decibels: -14), duckRamp: Milliseconds = 500, restoreRamp: Milliseconds = 1000,
+        hold: Milliseconds = 500, grace: Milliseconds = 1500, location: SourceLocation? = nil
+    ) {
+        self.name = name
+        self.kind = kind
+        self.outranks = outranks
+        self.rank = rank
+        self.duck = duck
+        self.duckRamp = duckRamp
+        self.restoreRamp = restoreRamp
+        self.hold = hold
+        self.grace = grace
+        self.location = location
+    }
+}

@@ -1,0 +1,70 @@
+/// A complete policy: the classes, the rules that classify streams into them, and global settings.
+///
+/// Build one with ``PolicyLoader`` from TOML (or use ``Policy/embeddedDefault``). Policies are values:
+/// the engine swaps them atomically on reload.
+public struct Policy: Hashable, Sendable {
+    /// Where the policy came from (a path, or `<embedded default>`).
+    public var source: String
+    public var classes: [String: InterruptionClass]
+    /// Checked in order; the first rule that matches wins.
+    public var rules: [Rule]
+    /// Class of a stream no rule matches.
+    public var defaultClass: String
+    /// Fade before the mute fallback mutes a stream, and after it unmutes one, ms.
+    public var muteFade: Milliseconds
+
+    public init(source: String, classes: [String: InterruptionClass], rules: [Rule], defaultClass: String,
+                muteFade: Milliseconds = 500) {
+        self.source = source
+        self.classes = classes
+        self.rules = rules
+        self.defaultClass = defaultClass
+        self.muteFade = muteFade
+    }
+
+    /// The class, spoken flag and matching rule for a stream's properties.
+    public func classify(_ properties: Properties) -> Classification {
+        for rule in rules where rule.matches(properties) {
+            if let cls = classes[rule.className] {
+                return Classification(interruptionClass: cls, spoken: rule.spoken, rule: rule)
+            }
+        }
+        return Classification(interruptionClass: defaultClassValue, spoken: false, rule: nil)
+    }
+
+    /// The class named `name`, falling back to the default class (validated policies always have both).
+    public func interruptionClass(named name: String) -> InterruptionClass? { classes[name] }
+
+    var defaultClassValue: InterruptionClass {
+        classes[defaultClass] ?? InterruptionClass(name: defaultClass, kind: .primary)
+    }
+
+    /// Whether a stream of class `interrupter` acts on a stream of class `target` (of another app).
+    public func interrupts(_ interrupter: InterruptionClass, _ target: InterruptionClass) -> Bool {
+        if interrupter.kind == .mix || target.kind == .mix { return false }
+        if interrupter.outranks.contains(target.name) { return true }
+        // Another app's music replaces yours; a second call puts the first on hold. Shorts mix.
+        return interrupter.name == target.name && (interrupter.kind == .primary || interrupter.kind == .call)
+    }
+}
+
+/// The outcome of classifying one stream.
+public struct Classification: Hashable, Sendable {
+    public var interruptionClass: InterruptionClass
+    public var spoken: Bool
+    /// The rule that matched, or nil when the policy's default class applied.
+    public var rule: Rule?
+
+    public init(interruptionClass: InterruptionClass, spoken: Bool, rule: Rule?) {
+        self.interruptionClass = interruptionClass
+        self.spoken = spoken
+        self.rule = rule
+    }
+
+    /// `file:line` of the rule, or `default` — for logs and `explain`.
+    public var reason: String {
+        guard let rule else { return "default class" }
+        let at = rule.location.map { "\($0.file):\($0.line)" } ?? "rule"
+        return rule.name.map { "rule \"\($0)\" (\(at))" } ?? "rule at \(at)"
+    }
+}

@@ -1,0 +1,50 @@
+/// One `[[rule]]` of a policy: when all its matchers match a stream's properties, the stream gets its class.
+public struct Rule: Hashable, Sendable {
+    /// Optional name shown by `explain` and in logs.
+    public var name: String?
+    /// All must match (AND); each matcher accepts any of its patterns (OR).
+    public var matchers: [PropertyMatcher]
+    public var className: String
+    /// `spoken = true`: paused and resumed instead of ducked, because ducked speech is unintelligible.
+    public var spoken: Bool
+    public var location: SourceLocation?
+
+    public init(name: String? = nil, matchers: [PropertyMatcher], className: String, spoken: Bool = false,
+                location: SourceLocation? = nil) {
+        self.name = name
+        self.matchers = matchers
+        self.className = className
+        self.spoken = spoken
+        self.location = location
+    }
+
+    public func matches(_ properties: Properties) -> Bool {
+        matchers.allSatisfy { $0.matches(properties) }
+    }
+}
+
+/// Matches one property (or the `app` pseudo-property) against glob patterns, case-insensitively.
+public struct PropertyMatcher: Hashable, Sendable {
+    /// Property keys the pseudo-key `app` stands for: any of them may match.
+    public static let appKeys = [
+        "application.name", "application.process.binary", "application.id",
+        "pipewire.access.portal.app_id", "application.flatpak.id", "pipewire.client.app_id",
+    ]
+
+    public var key: String
+    public var patterns: [Glob]
+
+    public init(key: String, patterns: [Glob]) {
+        self.key = key
+        self.patterns = patterns
+    }
+
+    public func matches(_ properties: Properties) -> Bool {
+        let keys = key == "app" ? Self.appKeys : [key]
+        for key in keys {
+            guard let value = properties[key] else { continue }
+            if patterns.contains(where: { $0.matches(value) }) { return true }
+        }
+        return false
+    }
+}
