@@ -1,0 +1,191 @@
+/// Reconciliation: the engine works out what every stream should be subjected to now, from the
+/// interruptions in force, and emits the commands that get it there. Deciding from the whole state
+/// (rather than from the last event alone) is what makes overlapping interruptions a stack: when the
+/// top one ends, what is below is simply what remains in force.
+extension Engine {
+    mutating func reconcile(now: Milliseconds, into out: inout [Command]) {
+        expireHolds(now: now)
+        escalateDuePrimaries(now: now, into: &out)
+        let interrupters = order.compactMap { streams[$0] }.filter(isInterrupting)
+        for id in order {
+            guard let stream = streams[id], stream.isLive, !stream.isHook else { continue }
+            apply(demand(on: stream, from: interrupters), to: id, now: now, into: &out)
+        }
+        if nowPlaying.owner != lastOwner {
+            lastOwner = nowPlaying.owner
+            out.append(.nowPlaying(lastOwner))
+        }
+    }
+
+    // MARK: - Time
+
+    private mutating func expireHolds(now: Milliseconds) {
+        for id in order {
+            guard let stream = streams[id], let endedAt = stream.endedAt,
+                  endedAt + stream.interruptionClass.hold <= now else { continue }
+            drop(id)
+        }
+    }
+
+    private mutating func escalateDuePrimaries(now: Milliseconds, into out: inout [Command]) {
+        for id in order {
+            guard let stream = streams[id], stream.isLive, !stream.escalated,
+                  stream.interruptionClass.kind == .primary, stream.playing, stream.pausedBy == nil,
+                  now >= stream.startedAt + stream.interruptionClass.grace else { continue }
+            escalate(id, now: now, into: &out)
+        }
+    }
+
+    /// A primary stream takes over: other apps' players it outranks are paused for good (the engine
+    /// forgets them: only the user resumes them), and its app becomes Now Playing.
+    mutating func escalate(_ id: StreamID, now: Milliseconds, into out: inout [Command]) {
+        guard var primary = streams[id] else { return }
+        primary.escalated = true
+        streams[id] = primary
+        for otherID in order where otherID != id {
+            guard var other = streams[otherID], other.isLive, !other.isHook, let player = other.player,
+                  affects(primary, other) else { continue }
+            if other.pausedBy == .player {
+                // Already paused by us for a shorter interruption: now it stays paused.
+                other.pausedBy = nil
+                other.effect = .none
+                other.playing = false
+                streams[otherID] = other
+                out.append(.decision(decision(other, reason: "\(describe(primary)) took over",
+                                              action: "stays paused (not resumed)")))
+            } else if other.playing {
+                other.playing = false
+                streams[otherID] = other
+                out.append(.pause(otherID, player))
+                out.append(.decision(decision(other, reason: "\(describe(primary)) took over",
+                                              action: "paused indefinitely")))
+            }
+        }
+        if !primary.isHook || primary.player != nil || !primary.properties.isEmpty {
+            nowPlaying.take(app: primary.app, stream: id)
+        }
+    }
+
+    // MARK: - Demands
+
+    /// Whether a stream (live or lingering in its hold) currently acts on others.
+    private func isInterrupting(_ stream: TrackedStream) -> Bool {
+        switch stream.interruptionClass.kind {
+        case .mix: return false
+        case .short, .call: return true
+        case .primary:
+            // Before its grace ends it ducks; after, it mutes the player-less streams it outranks.
+            return stream.playing || stream.endedAt != nil || stream.isHook
+        }
+    }
+
+    /// Whether `interrupter` acts on `target`: by the policy's ranks, never within one app, and
+    /// within one class only on streams that were active before it.
+    func affects(_ interrupter: TrackedStream, _ target: TrackedStream) -> Bool {
+        guard interrupter.id != target.id, interrupter.app != target.app,
+              policy.interrupts(interrupter.interruptionClass, target.interruptionClass) else { return false }
+        if interrupter.interruptionClass.name == target.interruptionClass.name {
+            return interrupter.activation > target.activation
+        }
+        return true
+    }
+
+    /// The strictest effect the interruptions in force ask of `stream`, and the class that asks it.
+    private func demand(on stream: TrackedStream, from interrupters: [TrackedStream]) -> (Effect, InterruptionClass?) {
+        var effect = Effect.none
+        var source: InterruptionClass?
+        for interrupter in interrupters where affects(interrupter, stream) {
+            let cls = interrupter.interruptionClass
+            let asked: Effect
+            switch cls.kind {
+            case .mix:
+                continue
+            case .call:
+                asked = .pause
+            case .short:
+                asked = stream.classification.spoken ? .pause : .duck(cls.duck.linear)
+            case .primary:
+                if !interrupter.escalated {
+                    asked = stream.classification.spoken ? .pause : .duck(cls.duck.linear)
+                } else if stream.player == nil {
+                    asked = .pause // mute fallback, for as long as the primary lasts
+                } else {
+                    continue // its player was paused once, for good, at escalation
+                }
+            }
+            let next = effect.stricter(asked)
+            if next != effect {
+                effect = next
+                source = cls
+            }
+        }
+        return (effect, source)
+    }
+
+    // MARK: - Transitions
+
+    private mutating func apply(_ demand: (Effect, InterruptionClass?), to id: StreamID, now: Milliseconds,
+                                into out: inout [Command]) {
+        guard var stream = streams[id] else { return }
+        var (wanted, source) = demand
+        // The user's own actions win for as long as the interruptions that provoked them last.
+        if demand.0 != .pause { stream.userOwnsPlayback = false }
+        if wanted == .pause, stream.userOwnsPlayback { wanted = .none }
+        if case .duck = wanted, stream.userOwnsVolume { wanted = .none }
+        if demand.0 == .none { stream.userOwnsVolume = false }
+        // Leave alone what is paused by someone else; it is acted on when it plays again.
+        if !stream.playing, stream.pausedBy == nil { wanted = .none }
+        guard wanted != stream.effect else {
+            streams[id] = stream
+            return
+        }
+        let current = stream.ramp.value(at: now)
+        let reason = source.map { "interrupted by class \($0.name)" } ?? "interruption over"
+        switch wanted {
+        case .pause:
+            if let player = stream.player {
+                stream.pausedBy = .player
+                out.append(.pause(id, player))
+                out.append(.decision(decision(stream, reason: reason, action: "paused (to be resumed)")))
+            } else {
+                stream.pausedBy = .mute
+                stream.ramp = Ramp(from: current, to: 0, start: now, duration: policy.muteFade)
+                out.append(.mute(id, fade: policy.muteFade))
+                out.append(.decision(decision(stream, reason: reason + "; no player",
+                                              action: "faded out and muted (to be unmuted)")))
+            }
+        case .none, .duck:
+            let target = wanted.factor
+            if case .duck = wanted, let source { stream.duckClass = source }
+            let duckClass = stream.duckClass ?? source
+            if stream.pausedBy == .mute {
+                stream.ramp = Ramp(from: 0, to: target, start: now, duration: policy.muteFade)
+                out.append(.unmute(id, to: target, fade: policy.muteFade))
+                out.append(.decision(decision(stream, reason: reason, action: "unmuted, fading in")))
+            } else {
+                if stream.pausedBy == .player, let player = stream.player {
+                    out.append(.resume(id, player))
+                    stream.playing = true
+                    out.append(.decision(decision(stream, reason: reason, action: "resumed")))
+                }
+                if target != current {
+                    let duration = target < current ? (duckClass?.duckRamp ?? 500) : (duckClass?.restoreRamp ?? 1000)
+                    stream.ramp = Ramp(from: current, to: target, start: now, duration: duration)
+                    out.append(.ramp(id, from: current, to: target, duration: duration))
+                    let action = target < 1
+                        ? "ducked to \(Level(linear: target)) over \(duration) ms"
+                        : "restored over \(duration) ms"
+                    out.append(.decision(decision(stream, reason: reason, action: action)))
+                }
+            }
+            stream.pausedBy = nil
+            if wanted == .none { stream.duckClass = nil }
+        }
+        stream.effect = wanted
+        streams[id] = stream
+    }
+
+    func describe(_ stream: TrackedStream) -> String {
+        "\(stream.applicationName) (\(stream.interruptionClass.name))"
+    }
+}

@@ -1,0 +1,248 @@
+/// The policy engine: the only place that decides what happens to streams.
+///
+/// A pure, deterministic state machine. Feed it ``Event``s with the time they happened; it returns the
+/// ``Command``s to carry out. It does no I/O and reads no clock. When ``nextDeadline`` is set, call
+/// ``handle(_:at:)`` with ``Event/tick`` at that time (grace times and holds end then).
+public struct Engine: Sendable {
+    public private(set) var policy: Policy
+    var streams: [StreamID: TrackedStream] = [:]
+    /// Stream ids in the order they started, so every decision comes out in the same order.
+    var order: [StreamID] = []
+    /// Recently ended streams, for `state = "ended"`; bounded so a long-lived daemon doesn't grow.
+    var ended: [StreamID] = []
+    var nowPlaying = NowPlaying()
+    var lastOwner: StreamID?
+    var activations = 0
+
+    static let endedMemory = 256
+
+    public init(policy: Policy) {
+        self.policy = policy
+    }
+
+    // MARK: - Events
+
+    /// Applies one event at time `now` and returns what to do, in order.
+    public mutating func handle(_ event: Event, at now: Milliseconds) -> [Command] {
+        var out: [Command] = []
+        switch event {
+        case let .streamStarted(id, properties, player):
+            start(id, properties: properties, player: player, className: nil, now: now, into: &out)
+        case let .interruptionBegan(token, className, properties):
+            start(token, properties: properties, player: nil, className: className, now: now, into: &out)
+        case let .streamChanged(id, properties):
+            guard var stream = streams[id], stream.isLive else { break }
+            stream.properties = properties
+            if !stream.isHook { stream.classification = policy.classify(properties) }
+            streams[id] = stream
+        case let .streamEnded(id), let .interruptionEnded(id):
+            end(id, now: now, into: &out)
+        case let .userVolume(id, _):
+            userChangedVolume(id, now: now, into: &out)
+        case let .userMute(id, muted):
+            userChangedMute(id, muted: muted, now: now, into: &out)
+        case let .playback(id, playing):
+            playbackReported(id, playing: playing, now: now, into: &out)
+        case .tick:
+            break
+        }
+        reconcile(now: now, into: &out)
+        return out
+    }
+
+    /// Swaps in a new policy: every stream is classified anew and the effects follow.
+    public mutating func replacePolicy(_ policy: Policy, at now: Milliseconds) -> [Command] {
+        self.policy = policy
+        for id in order {
+            guard var stream = streams[id] else { continue }
+            if stream.isHook {
+                if let cls = policy.interruptionClass(named: stream.interruptionClass.name) {
+                    stream.classification.interruptionClass = cls
+                }
+            } else {
+                stream.classification = policy.classify(stream.properties)
+            }
+            streams[id] = stream
+        }
+        var out: [Command] = []
+        reconcile(now: now, into: &out)
+        return out
+    }
+
+    /// Undoes everything the policy did, for a clean stop: ducks ramp back over `fade` ms, muted
+    /// streams are unmuted. Players the engine paused stay paused (resuming them over a call would be
+    /// worse than a paused player), and nothing new is decided.
+    public mutating func releaseAll(at now: Milliseconds, fade: Milliseconds) -> [Command] {
+        var out: [Command] = []
+        for id in order {
+            guard var stream = streams[id], stream.isLive, !stream.isHook else { continue }
+            let current = stream.ramp.value(at: now)
+            if stream.pausedBy == .mute {
+                out.append(.unmute(id, to: 1, fade: fade))
+            } else if current != 1 || !stream.ramp.isSteady {
+                out.append(.ramp(id, from: current, to: 1, duration: fade))
+            }
+            stream.ramp = Ramp(from: stream.pausedBy == .mute ? 0 : current, to: 1, start: now, duration: fade)
+            stream.pausedBy = nil
+            stream.effect = .none
+            streams[id] = stream
+        }
+        return out
+    }
+
+    // MARK: - Queries
+
+    /// When the engine next needs a ``Event/tick`` (a grace time or a hold ends), if ever.
+    public var nextDeadline: Milliseconds? {
+        var next: Milliseconds?
+        for stream in streams.values {
+            var due: Milliseconds?
+            if let endedAt = stream.endedAt {
+                due = endedAt + stream.interruptionClass.hold
+            } else if stream.interruptionClass.kind == .primary, !stream.escalated, stream.playing,
+                      stream.pausedBy == nil {
+                due = stream.startedAt + stream.interruptionClass.grace
+            }
+            if let due, next.map({ due < $0 }) ?? true { next = due }
+        }
+        return next
+    }
+
+    /// The stream standing for the Now Playing owner, if any.
+    public var nowPlayingOwner: StreamID? { nowPlaying.owner }
+
+    /// A stream's state at `now` (`ended` for a stream that ended recently; nil if never seen).
+    public func state(of id: StreamID, at now: Milliseconds) -> StreamState? {
+        if let stream = streams[id], !stream.isHook { return stream.state(at: now) }
+        return ended.contains(id) ? .ended : nil
+    }
+
+    /// The policy factor on a stream's volume at `now` (1 = the user's own volume).
+    public func factor(of id: StreamID, at now: Milliseconds) -> Double? {
+        guard let stream = streams[id], stream.isLive else { return ended.contains(id) ? 1 : nil }
+        return stream.ramp.value(at: now)
+    }
+
+    /// Whether the mute fallback holds the stream muted.
+    public func isMuted(_ id: StreamID) -> Bool { streams[id]?.pausedBy == .mute }
+
+    /// Every live stream (hooks' interruptions included), in the order they started.
+    public func snapshot(at now: Milliseconds) -> [StreamStatus] {
+        order.compactMap { id in
+            guard let stream = streams[id], stream.isLive else { return nil }
+            return StreamStatus(stream, at: now)
+        }
+    }
+
+    // MARK: - Event handling
+
+    private mutating func start(_ id: StreamID, properties: Properties, player: PlayerID?, className: String?,
+                                now: Milliseconds, into out: inout [Command]) {
+        if streams[id] != nil { end(id, now: now, into: &out) }
+        drop(id)
+        let classification: Classification
+        if let className {
+            let cls = policy.interruptionClass(named: className)
+                ?? InterruptionClass(name: className, kind: .short)
+            classification = Classification(interruptionClass: cls, spoken: false, rule: nil)
+        } else {
+            classification = policy.classify(properties)
+        }
+        activations += 1
+        var stream = TrackedStream(id: id, properties: properties, player: player, classification: classification,
+                                   isHook: className != nil, startedAt: now, activation: activations)
+        // A hook asks explicitly: no grace for it.
+        if stream.isHook, classification.interruptionClass.kind == .primary { stream.escalated = true }
+        streams[id] = stream
+        order.append(id)
+        out.append(.decision(decision(stream, reason: classification.reason,
+                                      action: stream.isHook ? "interruption began" : "started")))
+        if stream.escalated { escalate(id, now: now, into: &out) }
+    }
+
+    private mutating func end(_ id: StreamID, now: Milliseconds, into out: inout [Command]) {
+        guard var stream = streams[id], stream.isLive else { return }
+        if !stream.isHook, stream.isAltered(at: now) {
+            out.append(.repairSaved(id))
+            out.append(.decision(decision(stream, reason: "ended while changed by the policy",
+                                          action: "repair its saved volume")))
+        }
+        stream.endedAt = now
+        stream.pausedBy = nil
+        stream.effect = .none
+        streams[id] = stream
+        if !stream.isHook {
+            ended.append(id)
+            if ended.count > Self.endedMemory { ended.removeFirst(ended.count - Self.endedMemory) }
+        }
+        let app = stream.app
+        let appStillHere = stream.player != nil
+            || streams.values.contains { $0.isLive && !$0.isHook && $0.app == app }
+        if !appStillHere, nowPlaying.contains(app: app) { nowPlaying.remove(app: app) }
+        // A stream that interrupts nobody needn't linger.
+        if stream.interruptionClass.kind == .mix { drop(id) }
+    }
+
+    private mutating func userChangedVolume(_ id: StreamID, now: Milliseconds, into out: inout [Command]) {
+        guard var stream = streams[id], stream.isLive, !stream.isHook else { return }
+        let current = stream.ramp.value(at: now)
+        guard current != 1 || !stream.ramp.isSteady || stream.effect != .none else { return }
+        stream.userOwnsVolume = true
+        if stream.effect != .pause { stream.effect = .none }
+        stream.ramp = .steady(stream.pausedBy == .mute ? 0 : 1)
+        streams[id] = stream
+        out.append(.yieldVolume(id))
+        out.append(.decision(decision(stream, reason: "the user changed its volume", action: "duck cancelled")))
+    }
+
+    private mutating func userChangedMute(_ id: StreamID, muted: Bool, now: Milliseconds,
+                                          into out: inout [Command]) {
+        guard var stream = streams[id], stream.isLive, !muted, stream.pausedBy == .mute else { return }
+        // The user unmuted what the policy muted: it's theirs again. Bring its volume back, or they'd
+        // unmute into the silence the fade left.
+        stream.pausedBy = nil
+        stream.effect = .none
+        stream.userOwnsPlayback = true
+        let current = stream.ramp.value(at: now)
+        stream.ramp = Ramp(from: current, to: 1, start: now, duration: policy.muteFade)
+        streams[id] = stream
+        out.append(.ramp(id, from: current, to: 1, duration: policy.muteFade))
+        out.append(.decision(decision(stream, reason: "the user unmuted it", action: "pause cancelled")))
+    }
+
+    private mutating func playbackReported(_ id: StreamID, playing: Bool, now: Milliseconds,
+                                           into out: inout [Command]) {
+        guard var stream = streams[id], stream.isLive, !stream.isHook else { return }
+        let wasPlaying = stream.playing
+        stream.playing = playing
+        if playing, stream.pausedBy == .player {
+            // Playing again while the engine holds it paused: the user (or a player that ignored
+            // Pause) overrode us. The user wins until this interruption is over.
+            stream.pausedBy = nil
+            stream.effect = .none
+            stream.userOwnsPlayback = true
+            streams[id] = stream
+            out.append(.decision(decision(stream, reason: "played by the user", action: "pause cancelled")))
+            return
+        }
+        streams[id] = stream
+        if playing, !wasPlaying, stream.interruptionClass.kind == .primary {
+            // The user resumed a primary stream: it takes Now Playing and pauses the others, at once.
+            activations += 1
+            stream.activation = activations
+            stream.escalated = false
+            streams[id] = stream
+            escalate(id, now: now, into: &out)
+        }
+    }
+
+    func decision(_ stream: TrackedStream, reason: String, action: String) -> Decision {
+        Decision(stream: stream.id, application: stream.applicationName,
+                 className: stream.interruptionClass.name, reason: reason, action: action)
+    }
+
+    mutating func drop(_ id: StreamID) {
+        guard streams.removeValue(forKey: id) != nil else { return }
+        order.removeAll { $0 == id }
+    }
+}

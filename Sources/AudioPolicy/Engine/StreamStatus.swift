@@ -1,0 +1,29 @@
+/// A stream as `status` shows it: who it is, its class, what the policy is doing to it.
+public struct StreamStatus: Hashable, Sendable, Codable {
+    public var id: String
+    public var application: String
+    public var role: String?
+    public var className: String
+    public var spoken: Bool
+    public var state: StreamState
+    /// The policy factor on the stream's own volume (1 = untouched).
+    public var factor: Double
+    public var muted: Bool
+    /// A hook's interruption (no stream of its own).
+    public var isHook: Bool
+    /// The rule that classified the stream, or `default class`.
+    public var reason: String
+
+    init(_ stream: TrackedStream, at now: Milliseconds) {
+        id = stream.id.rawValue
+        application = stream.applicationName
+        role = stream.properties["media.role"]
+        className = stream.interruptionClass.name
+        spoken = stream.classification.spoken
+        state = stream.state(at: now)
+        factor = stream.ramp.value(at: now)
+        muted = stream.pausedBy == .mute
+        isHook = stream.isHook
+        reason = stream.classification.reason
+    }
+}

@@ -1,0 +1,75 @@
+/// The engine's record of one stream (or one hook's interruption): what it is and what the policy
+/// has done to it.
+struct TrackedStream: Sendable {
+    let id: StreamID
+    var properties: Properties
+    var player: PlayerID?
+    var classification: Classification
+    /// A hook's interruption with no audio of its own: it acts on others and is never acted on.
+    let isHook: Bool
+    let startedAt: Milliseconds
+    /// Increases each time the stream starts or the user resumes it: among streams of one class, the
+    /// more recently activated one wins.
+    var activation: Int
+    /// When it ended; an ended interrupter lingers for its class's hold, then is dropped.
+    var endedAt: Milliseconds?
+
+    /// A primary stream past its grace time, pausing the streams it outranks.
+    var escalated = false
+    /// What the player (or the user) last reported; streams start playing.
+    var playing = true
+    /// Set while the engine holds this stream paused and means to resume it.
+    var pausedBy: PauseMechanism?
+    /// The effect the engine has applied.
+    var effect: Effect = .none
+    /// The class whose duck was applied last: its ramps are used to duck and restore.
+    var duckClass: InterruptionClass?
+    /// The policy factor over time.
+    var ramp = Ramp.steady(1)
+    /// The user changed the volume during a duck: no more ducking until the ducks are over.
+    var userOwnsVolume = false
+    /// The user resumed or unmuted during a transient pause: no more pausing until the pauses are over.
+    var userOwnsPlayback = false
+
+    init(id: StreamID, properties: Properties, player: PlayerID?, classification: Classification,
+         isHook: Bool, startedAt: Milliseconds, activation: Int) {
+        self.id = id
+        self.properties = properties
+        self.player = player
+        self.classification = classification
+        self.isHook = isHook
+        self.startedAt = startedAt
+        self.activation = activation
+    }
+
+    var interruptionClass: InterruptionClass { classification.interruptionClass }
+    var isLive: Bool { endedAt == nil }
+
+    /// Who the stream belongs to: streams of one app never interrupt each other, and Now Playing is
+    /// tracked per app.
+    var app: String {
+        if let player { return "player:\(player.rawValue)" }
+        for key in ["application.process.id", "application.id", "pipewire.access.portal.app_id",
+                    "application.flatpak.id", "application.name", "application.process.binary"] {
+            if let value = properties[key], !value.isEmpty { return "\(key)=\(value)" }
+        }
+        return "stream:\(id.rawValue)"
+    }
+
+    /// A name for people: the application's name, else its binary, else the stream id.
+    var applicationName: String {
+        properties["application.name"] ?? properties["application.process.binary"] ?? id.rawValue
+    }
+
+    /// True while the policy's changes to this stream are still in force (so its saved volume is wrong).
+    func isAltered(at now: Milliseconds) -> Bool {
+        pausedBy == .mute || effect != .none || ramp.value(at: now) != 1
+    }
+
+    func state(at now: Milliseconds) -> StreamState {
+        if !isLive { return .ended }
+        if pausedBy != nil || !playing { return .paused }
+        if case .duck = effect { return .ducked }
+        return .playing
+    }
+}
