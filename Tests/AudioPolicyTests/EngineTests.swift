@@ -284,7 +284,7 @@ struct EngineLifecycleTests {
         #expect(h.engine.nowPlayingOwner == nil)
     }
 
-    @Test("the user resuming a paused player takes Now Playing and pauses the other at once")
+    @Test("the user resuming a paused player takes Now Playing and pauses the other after the grace")
     func userResumeTakesOver() {
         var h = EngineHarness()
         h.at(0, music("mpv"))
@@ -292,8 +292,9 @@ struct EngineLifecycleTests {
         h.advance(to: 4000)
         #expect(h.state("mpv", at: 4000) == .paused)
         h.at(5000, .playback("mpv", playing: true))
+        #expect(h.state("spotify", at: 5000) == .ducked)
+        #expect(h.state("spotify", at: 6500) == .paused)
         #expect(h.engine.nowPlayingOwner == "mpv")
-        #expect(h.state("spotify", at: 5000) == .paused)
     }
 
     @Test("the user playing during a call wins for that call")

@@ -227,12 +227,13 @@ public struct Engine: Sendable {
         }
         streams[id] = stream
         if playing, !wasPlaying, stream.interruptionClass.kind == .primary {
-            // The user resumed a primary stream: it takes Now Playing and pauses the others, at once.
+            // Playing again counts as starting again: after the grace time it takes Now Playing and
+            // pauses the others (apps that uncork for every chat beep must not pause your music).
             activations += 1
             stream.activation = activations
             stream.escalated = false
+            stream.startedAt = now
             streams[id] = stream
-            escalate(id, now: now, into: &out)
         }
     }
 

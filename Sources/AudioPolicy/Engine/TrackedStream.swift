@@ -7,7 +7,8 @@ struct TrackedStream: Sendable {
     var classification: Classification
     /// A hook's interruption with no audio of its own: it acts on others and is never acted on.
     let isHook: Bool
-    let startedAt: Milliseconds
+    /// When it started, or last started playing again: its grace time runs from here.
+    var startedAt: Milliseconds
     /// Increases each time the stream starts or the user resumes it: among streams of one class, the
     /// more recently activated one wins.
     var activation: Int

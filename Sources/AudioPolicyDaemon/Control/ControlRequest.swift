@@ -1,0 +1,83 @@
+import AudioPolicy
+import Foundation
+
+/// One request on the control socket: a JSON object on one line.
+///
+/// ```json
+/// {"id": 1, "op": "status"}
+/// {"id": 2, "op": "begin", "class": "short", "app": "espeak", "properties": {"media.role": "assistant"}}
+/// {"id": 3, "op": "end", "token": "hook-1-1"}
+/// ```
+public struct ControlRequest: Codable, Sendable {
+    /// Echoed in the reply so a client can match replies to requests.
+    public var id: JSONValue?
+    public var op: String
+    /// `begin`: the interruption's class.
+    public var `class`: String?
+    /// `begin`: the application's name (sets `application.name`).
+    public var app: String?
+    /// `begin`: more stream-like properties (`media.role`, `application.process.id`, …).
+    public var properties: [String: String]?
+    /// `end`: the token `begin` returned.
+    public var token: String?
+
+    public init(id: JSONValue? = nil, op: String, class className: String? = nil, app: String? = nil,
+                properties: [String: String]? = nil, token: String? = nil) {
+        self.id = id
+        self.op = op
+        self.class = className
+        self.app = app
+        self.properties = properties
+        self.token = token
+    }
+
+    /// The operations the daemon understands.
+    public static let operations = ["status", "begin", "end"]
+}
+
+/// The reply to one request: `{"id": …, "ok": true, "result": …}` or `{"id": …, "ok": false, "error": "…"}`.
+public struct ControlReply: Codable, Sendable {
+    public var id: JSONValue?
+    public var ok: Bool
+    public var error: String?
+    public var status: StatusReport?
+    public var token: String?
+
+    public static func failure(_ id: JSONValue?, _ message: String) -> ControlReply {
+        ControlReply(id: id, ok: false, error: message)
+    }
+
+    public init(id: JSONValue?, ok: Bool, error: String? = nil, status: StatusReport? = nil, token: String? = nil) {
+        self.id = id
+        self.ok = ok
+        self.error = error
+        self.status = status
+        self.token = token
+    }
+}
+
+/// A request id: whatever JSON scalar the client chose.
+public enum JSONValue: Codable, Hashable, Sendable {
+    case number(Double)
+    case string(String)
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let number = try? container.decode(Double.self) {
+            self = .number(number)
+        } else {
+            self = .string(try container.decode(String.self))
+        }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case let .number(number):
+            if number == number.rounded(), abs(number) < 1e15 { try container.encode(Int(number)) } else {
+                try container.encode(number)
+            }
+        case let .string(string): try container.encode(string)
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+
+/// The daemon's control socket: a Unix stream socket (mode 0600) speaking JSON lines.
+///
+/// It owns the sockets and the line framing; what a request means is the `onRequest` closure's
+/// business. It does no work of its own between requests: the loop wakes it only when a socket is
+/// readable.
+public final class ControlServer {
+    /// Identifies one connected client, so interruptions it began can be ended when it goes away.
+    public typealias ClientID = Int
+
+    /// Makes the loop call `handler` whenever `fd` is readable; the returned object keeps the watch
+    /// alive until it is released.
+    public typealias Watch = (_ fd: Int32, _ handler: @escaping () -> Void) -> AnyObject
+
+    /// Called with each request line; returns the reply line (without the newline).
+    public var onRequest: (ClientID, String) -> String = { _, _ in "" }
+    /// Called when a client disconnects.
+    public var onDisconnect: (ClientID) -> Void = { _ in }
+
+    public let path: String
+    private let listener: Int32
+    private var listenerWatch: AnyObject?
+    private let watch: Watch
+    private var clients: [ClientID: Client] = [:]
+    private var nextClient = 1
+
+    /// Longest request line accepted.
+    static let maxLine = 64 * 1024
+
+    private final class Client {
+        let fd: Int32
+        var buffer = Data()
+        var watch: AnyObject?
+        init(fd: Int32) { self.fd = fd }
+        deinit { Foundation.close(fd) }
+    }
+
+    public init(path: String, watch: @escaping Watch) throws {
+        self.path = path
+        self.watch = watch
+        let folder = (path as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard listener >= 0 else { throw POSIXError.current("socket") }
+        unlink(path)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard path.utf8.count < capacity else {
+            Foundation.close(listener)
+            throw POSIXError(.ENAMETOOLONG)
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: path.utf8)
+            raw[path.utf8.count] = 0
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard bound == 0, chmod(path, 0o600) == 0, listen(listener, 16) == 0 else {
+            let error = POSIXError.current("bind \(path)")
+            Foundation.close(listener)
+            throw error
+        }
+        listenerWatch = watch(listener) { [weak self] in self?.acceptClients() }
+    }
+
+    deinit {
+        clients.removeAll()
+        listenerWatch = nil
+        Foundation.close(listener)
+        unlink(path)
+    }
+
+    /// Closes every connection and the listening socket (on shutdown).
+    public func shutdown() {
+        for id in Array(clients.keys) { disconnect(id) }
+        listenerWatch = nil
+    }
+
+    /// Sends one line to a client that asked to hear events (`subscribe`).
+    public func send(_ line: String, to id: ClientID) {
+        guard let client = clients[id] else { return }
+        write(line, to: client)
+    }
+
+    // MARK: - Private
+
+    private func acceptClients() {
+        while true {
+            let fd = accept(listener, nil, nil)
+            guard fd >= 0 else { return }
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            // Replies are small; a client that doesn't read them for a second is dropped.
+            var timeout = timeval(tv_sec: 1, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            let id = nextClient
+            nextClient += 1
+            let client = Client(fd: fd)
+            clients[id] = client
+            client.watch = watch(fd) { [weak self] in self?.read(from: id) }
+        }
+    }
+
+    private func read(from id: ClientID) {
+        guard let client = clients[id] else { return }
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        let count = recv(client.fd, &chunk, chunk.count, Int32(MSG_DONTWAIT))
+        if count == 0 || (count < 0 && errno != EAGAIN && errno != EINTR) {
+            disconnect(id)
+            return
+        }
+        guard count > 0 else { return }
+        client.buffer.append(contentsOf: chunk[0..<count])
+        while let newline = client.buffer.firstIndex(of: UInt8(ascii: "\n")) {
+            let line = String(decoding: client.buffer[client.buffer.startIndex..<newline], as: UTF8.self)
+            client.buffer.removeSubrange(client.buffer.startIndex...newline)
+            if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
+            write(onRequest(id, line), to: client)
+            guard clients[id] != nil else { return }
+        }
+        if client.buffer.count > Self.maxLine {
+            write(#"{"id":null,"ok":false,"error":"request line longer than 65536 bytes"}"#, to: client)
+            disconnect(id)
+        }
+    }
+
+    private func write(_ line: String, to client: Client) {
+        var data = Data(line.utf8)
+        data.append(UInt8(ascii: "\n"))
+        data.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let sent = Foundation.send(client.fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+                if sent <= 0 { return }
+                offset += sent
+            }
+        }
+    }
+
+    private func disconnect(_ id: ClientID) {
+        guard clients.removeValue(forKey: id) != nil else { return }
+        onDisconnect(id)
+    }
+}
+
+extension POSIXError {
+    /// The error in `errno`, for a failed system call.
+    static func current(_ what: String) -> POSIXError {
+        POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO, userInfo: [NSLocalizedDescriptionKey: "\(what): \(String(cString: strerror(errno)))"])
+    }
+}

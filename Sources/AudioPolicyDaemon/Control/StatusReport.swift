@@ -1,0 +1,36 @@
+import AudioPolicy
+
+/// What `audio-policyd status` shows: every stream, what the policy does to it, and the Now Playing owner.
+public struct StatusReport: Codable, Hashable, Sendable {
+    /// One stream (or a hook's interruption).
+    public struct Stream: Codable, Hashable, Sendable {
+        /// The sink input's index (absent for a hook's interruption).
+        public var index: UInt32?
+        public var application: String
+        public var pid: Int?
+        public var role: String?
+        public var `class`: String
+        public var state: StreamState
+        /// The policy factor on the stream's own volume (1 = untouched).
+        public var factor: Double
+        public var muted: Bool
+        public var spoken: Bool
+        /// Why the stream has its class: the rule (file:line) or `default class`.
+        public var rule: String
+        public var hook: String?
+    }
+
+    /// The Now Playing owner.
+    public struct Owner: Codable, Hashable, Sendable {
+        public var application: String
+        public var pid: Int?
+        public var index: UInt32?
+    }
+
+    public var nowPlaying: Owner?
+    public var streams: [Stream]
+    /// The policy in force (a path, or `<embedded default>`).
+    public var policy: String
+    /// The sound server the daemon is connected to, if it is.
+    public var server: String?
+}
