@@ -1,0 +1,238 @@
+import TOMLKit
+
+/// Loads a ``Fixture`` from TOML, rejecting a bad one with every error found, each at its `file:line:column`.
+///
+/// ```toml
+/// description = "a navigation prompt ducks music"   # optional
+/// policy = "../../policies/car.toml"                # optional, relative to this file; default: embedded
+///
+/// [[event]]
+/// at = 0                                  # ms from the start, integer >= 0
+/// start = "music"                         # a stream appears; with optional
+/// properties = { "media.role" = "music" } #   its properties (strings; numbers and booleans allowed)
+/// player = "org.mpris.MediaPlayer2.mpv"   #   and its MPRIS player
+///
+/// [[expect]]
+/// at = 100
+/// stream = "music"                        # then at least one of:
+/// state = "playing"                       #   playing | ducked | paused | ended
+/// volume = 1.0                            #   policy factor (±0.01)
+/// muted = false
+/// ```
+///
+/// An `[[event]]` has `at` and exactly one of: `start = ID` (+ `properties`, `player`), `end = ID`,
+/// `volume = ID` + `level` (linear 0…1.5), `mute = ID` + `muted`, `playing = ID`, `paused = ID`,
+/// `interrupt = TOKEN` + `class` (+ `properties`), `release = TOKEN`, `change = ID` + `properties`.
+/// An `[[expect]]` has `at` and either `stream = ID` as above or `now-playing = ID` (`""` for none).
+/// Steps run by `at`; steps at the same time run in file order. Class names are checked by the runner,
+/// against the policy.
+public enum FixtureLoader {
+    public static func load(text: String, file: String) throws(LocatedErrors) -> Fixture {
+        let (root, reader) = try TOMLReader.parse(text: text, file: file)
+        reader.checkKeys(root, at: .root, allowed: ["description", "policy", "event", "expect"], in: "the fixture")
+        let description = reader.string(root, "description", at: .root)
+        let policyPath = reader.string(root, "policy", at: .root)
+
+        var steps: [(step: FixtureStep, order: SourceLocation)] = []
+        for (key, read) in [("event", readEvent), ("expect", readExpectation)] as [(String, StepReader)] {
+            let arrayPath: TOMLKeyPath = [.key(key)]
+            guard let array = reader.array(root, key, at: .root,
+                                           expected: "`\(key)` must be an array of tables, written [[\(key)]]")
+            else { continue }
+            for (index, element) in array.enumerated() {
+                let path = arrayPath.appending(index)
+                let location = reader.map.tableLocation(path)
+                guard let table = element.table else {
+                    reader.fail(location, "each \(key) must be a table, written [[\(key)]], got \(TOMLReader.typeName(element))")
+                    continue
+                }
+                let at = readAt(table, at: path, location: location, reader)
+                if let action = read(table, path, location, reader), let at {
+                    steps.append((FixtureStep(at: at, location: location, action: action), location))
+                }
+            }
+        }
+
+        try reader.throwIfFailed()
+        let ordered = steps.sorted { lhs, rhs in
+            (lhs.step.at, lhs.order.line, lhs.order.column) < (rhs.step.at, rhs.order.line, rhs.order.column)
+        }
+        return Fixture(file: file, description: description, policyPath: policyPath, steps: ordered.map(\.step))
+    }
+
+    private typealias StepReader = (TOMLTable, TOMLKeyPath, SourceLocation, TOMLReader) -> FixtureStep.Action?
+
+    static let eventVerbs = ["start", "end", "volume", "mute", "playing", "paused", "interrupt", "release", "change"]
+    /// The keys each verb takes besides `at`; the first list is required.
+    static let eventOptions: [String: (required: [String], optional: [String])] = [
+        "start": ([], ["properties", "player"]),
+        "volume": (["level"], []),
+        "mute": (["muted"], []),
+        "interrupt": (["class"], ["properties"]),
+        "change": (["properties"], []),
+    ]
+    static let expectKeys = ["at", "stream", "state", "volume", "muted", "now-playing"]
+
+    private static func readAt(_ table: TOMLTable, at path: TOMLKeyPath, location: SourceLocation,
+                               _ reader: TOMLReader) -> Milliseconds? {
+        if table["at"] == nil {
+            reader.fail(location, "missing `at` (ms from the start of the fixture)")
+            return nil
+        }
+        return reader.milliseconds(table, "at", at: path)
+    }
+}
+
+// MARK: - Events
+
+extension FixtureLoader {
+    private static func readEvent(_ table: TOMLTable, at path: TOMLKeyPath, location: SourceLocation,
+                                  _ reader: TOMLReader) -> FixtureStep.Action? {
+        let allowed = ["at"] + eventVerbs + ["properties", "player", "level", "muted", "class"]
+        reader.checkKeys(table, at: path, allowed: allowed, in: "[[event]]")
+
+        let verbs = eventVerbs.filter { table[$0] != nil }
+        guard verbs.count == 1, let verb = verbs.first else {
+            let list = eventVerbs.map { "`\($0)`" }.joined(separator: ", ")
+            reader.fail(location, verbs.isEmpty
+                ? "event needs one of \(list)"
+                : "event has \(verbs.map { "`\($0)`" }.joined(separator: " and ")); an event does one thing")
+            return nil
+        }
+
+        let options = eventOptions[verb] ?? ([], [])
+        for key in ["properties", "player", "level", "muted", "class"] where table[key] != nil {
+            if !options.required.contains(key), !options.optional.contains(key) {
+                reader.fail(reader.map.keyLocation(path.appending(key)), "`\(key)` does not go with `\(verb)`")
+            }
+        }
+        for key in options.required where table[key] == nil {
+            reader.fail(location, "`\(verb)` needs `\(key)`")
+        }
+
+        // Read everything the verb takes before giving up, so every error is reported.
+        let id = readID(table, verb, at: path, reader).map { StreamID($0) }
+        switch verb {
+        case "start":
+            let properties = readProperties(table, at: path, reader)
+            let player = reader.string(table, "player", at: path)
+            guard let id, table["properties"] == nil || properties != nil, table["player"] == nil || player != nil
+            else { return nil }
+            return .event(.streamStarted(id, properties ?? [:], player: player.map(PlayerID.init)))
+        case "volume":
+            var level = reader.number(table, "level", at: path)
+            if let written = level, !(0...1.5).contains(written) {
+                level = reader.invalid(path.appending("level"), "`level` must be between 0 and 1.5, got \(written)")
+            }
+            guard let id, let level else { return nil }
+            return .event(.userVolume(id, level))
+        case "mute":
+            guard let muted = reader.bool(table, "muted", at: path), let id else { return nil }
+            return .event(.userMute(id, muted))
+        case "interrupt":
+            let properties = readProperties(table, at: path, reader)
+            guard let className = reader.string(table, "class", at: path), let id,
+                  table["properties"] == nil || properties != nil else { return nil }
+            return .event(.interruptionBegan(token: id, className: className, properties ?? [:]))
+        case "change":
+            guard let properties = readProperties(table, at: path, reader), let id else { return nil }
+            return .event(.streamChanged(id, properties))
+        default:
+            guard let id else { return nil }
+            switch verb {
+            case "end": return .event(.streamEnded(id))
+            case "playing", "paused": return .event(.playback(id, playing: verb == "playing"))
+            case "release": return .event(.interruptionEnded(token: id))
+            default: return nil
+            }
+        }
+    }
+
+    /// The stream or token a verb names: a non-empty string.
+    private static func readID(_ table: TOMLTable, _ key: String, at path: TOMLKeyPath,
+                               _ reader: TOMLReader) -> String? {
+        guard let id = reader.string(table, key, at: path) else { return nil }
+        guard !id.isEmpty else { return reader.invalid(path.appending(key), "`\(key)` needs a stream id, got \"\"") }
+        return id
+    }
+
+    /// `properties = { "media.role" = "music", ... }`; numbers and booleans become their text.
+    private static func readProperties(_ table: TOMLTable, at path: TOMLKeyPath,
+                                       _ reader: TOMLReader) -> Properties? {
+        let propertiesPath = path.appending("properties")
+        guard let properties = reader.table(table, "properties", at: path,
+                                            expected: "`properties` must be a table like { \"media.role\" = \"music\" }")
+        else { return nil }
+        var result: Properties = [:]
+        var valid = true
+        for key in reader.keys(of: properties, at: propertiesPath) {
+            guard let value = properties[key] else { continue }
+            let keyPath = propertiesPath.appending(key)
+            if let string = value.string {
+                result[key] = string
+            } else if let int = value.int {
+                result[key] = String(int)
+            } else if let double = value.double {
+                result[key] = String(double)
+            } else if let bool = value.bool {
+                result[key] = String(bool)
+            } else if value.table != nil {
+                valid = false
+                reader.fail(reader.map.keyLocation(keyPath),
+                            "`\(key)` in `properties` is a table; quote property names that contain dots, as in \"media.role\" = \"music\"")
+            } else {
+                valid = false
+                reader.fail(reader.map.valueLocation(keyPath),
+                            "property values must be strings, got \(TOMLReader.typeName(value))")
+            }
+        }
+        return valid ? result : nil
+    }
+}
+
+// MARK: - Expectations
+
+extension FixtureLoader {
+    private static func readExpectation(_ table: TOMLTable, at path: TOMLKeyPath, location: SourceLocation,
+                                        _ reader: TOMLReader) -> FixtureStep.Action? {
+        reader.checkKeys(table, at: path, allowed: expectKeys, in: "[[expect]]")
+        switch (table["stream"] != nil, table["now-playing"] != nil) {
+        case (true, true):
+            reader.fail(location, "expect has `stream` and `now-playing`; write two [[expect]] tables")
+            return nil
+        case (false, false):
+            reader.fail(location, "expect needs `stream` or `now-playing`")
+            return nil
+        case (false, true):
+            for key in ["state", "volume", "muted"] where table[key] != nil {
+                reader.fail(reader.map.keyLocation(path.appending(key)), "`\(key)` does not go with `now-playing`")
+            }
+            guard let id = reader.string(table, "now-playing", at: path) else { return nil }
+            return .expect(.nowPlaying(id.isEmpty ? nil : StreamID(id)))
+        case (true, false):
+            guard ["state", "volume", "muted"].contains(where: { table[$0] != nil }) else {
+                reader.fail(location, "expect for a stream needs `state`, `volume` or `muted`")
+                return nil
+            }
+            let id = readID(table, "stream", at: path, reader)
+            var state: StreamState?
+            if let written = reader.string(table, "state", at: path) {
+                state = StreamState(rawValue: written)
+                if state == nil {
+                    let states = StreamState.allCases.map(\.rawValue)
+                    let hint = closest(to: written, in: states).map { " (did you mean \"\($0)\"?)" } ?? ""
+                    reader.fail(reader.map.valueLocation(path.appending("state")),
+                                "unknown state \"\(written)\"\(hint); states: \(states.joined(separator: ", "))")
+                }
+            }
+            var volume = reader.number(table, "volume", at: path)
+            if let written = volume, written < 0 {
+                volume = reader.invalid(path.appending("volume"), "`volume` must not be negative, got \(written)")
+            }
+            let muted = reader.bool(table, "muted", at: path)
+            guard let id, table["state"] == nil || state != nil, table["volume"] == nil || volume != nil,
+                  table["muted"] == nil || muted != nil else { return nil }
+            return .expect(.stream(StreamID(id), state: state, volume: volume, muted: muted))
+        }
+    }
+}
