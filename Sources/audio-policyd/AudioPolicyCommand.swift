@@ -1,0 +1,15 @@
+import ArgumentParser
+
+/// `audio-policyd`: the root command; each concept is a subcommand in its own file.
+@main
+struct AudioPolicyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "audio-policyd",
+        abstract: "Audio interruption policy for Linux desktops: pause, duck and resume streams like a phone does.",
+        version: "0.1.0",
+        subcommands: [
+            Check.self,
+            Explain.self,
+        ]
+    )
+}

@@ -1,0 +1,141 @@
+import ArgumentParser
+import AudioPolicy
+import Foundation
+
+/// `audio-policyd explain -p KEY=VALUE ...`: what the policy does with a stream of these properties.
+struct Explain: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the class a stream with the given properties gets, and why.",
+        discussion: """
+            Example: audio-policyd explain -p media.role=Navigation -p application.name=Maps
+            The pseudo-key `app` of a rule matches application.name, application.process.binary and the app ids.
+            """
+    )
+
+    @Option(help: ArgumentHelp("Policy file (default: the embedded default policy).", valueName: "file"))
+    var policy: String?
+
+    @Option(name: [.customShort("p"), .long],
+            help: ArgumentHelp("A stream property, such as media.role=music. Repeatable.", valueName: "key=value"))
+    var property: [String] = []
+
+    @Flag(help: "Print a JSON object instead of text.")
+    var json = false
+
+    func validate() throws {
+        for assignment in property {
+            guard let equals = assignment.firstIndex(of: "="), equals != assignment.startIndex else {
+                throw ValidationError("--property must be KEY=VALUE, got \"\(assignment)\"")
+            }
+        }
+    }
+
+    func run() throws {
+        let policy: Policy
+        do {
+            policy = try PolicyFile.load(path: self.policy)
+        } catch {
+            printErrors(error)
+            throw ExitCode.failure
+        }
+        let explanation = Explanation(policy: policy, properties: properties)
+        print(json ? try explanation.json() : explanation.text)
+    }
+
+    private var properties: Properties {
+        var properties: Properties = [:]
+        for assignment in property {
+            guard let equals = assignment.firstIndex(of: "=") else { continue }
+            properties[String(assignment[..<equals])] = String(assignment[assignment.index(after: equals)...])
+        }
+        return properties
+    }
+}
+
+// MARK: - Explanation
+
+/// What `explain` shows: the classification of one stream and how its class stands to the others.
+struct Explanation: Encodable {
+    var className: String
+    var kind: InterruptionKind
+    var priority: Int
+    var duck: Level
+    var grace: Milliseconds?
+    var spoken: Bool
+    var rule: Rule?
+    var reason: String
+    var interrupts: [String]
+    var interruptedBy: [String]
+
+    init(policy: Policy, properties: Properties) {
+        let classification = policy.classify(properties)
+        let cls = classification.interruptionClass
+        className = cls.name
+        kind = cls.kind
+        priority = cls.rank
+        duck = cls.duck
+        grace = cls.kind == .primary ? cls.grace : nil
+        spoken = classification.spoken
+        rule = classification.rule
+        reason = classification.reason
+        // Highest priority first, as the stack would stand.
+        let others = policy.classes.values.sorted { ($1.rank, $0.name) < ($0.rank, $1.name) }
+        interrupts = others.filter { policy.interrupts(cls, $0) }.map(\.name)
+        interruptedBy = others.filter { policy.interrupts($0, cls) }.map(\.name)
+    }
+
+    var text: String {
+        func list(_ names: [String]) -> String {
+            names.isEmpty ? "nothing" : names.map { $0 == className ? "\($0) (another app's)" : $0 }
+                .joined(separator: ", ")
+        }
+        var lines = [
+            ("class", className),
+            ("kind", kind.rawValue),
+            ("priority", "\(priority)"),
+            ("duck", String(format: "%.1f dB (linear %.3f)", duck.decibels, duck.linear)),
+        ]
+        if let grace { lines.append(("grace", "\(grace) ms")) }
+        lines += [
+            ("spoken", spoken ? "yes: paused and resumed instead of ducked" : "no"),
+            ("rule", reason),
+            ("interrupts", list(interrupts)),
+            ("interrupted by", list(interruptedBy)),
+        ]
+        return lines.map { ($0.0 + ":").padding(toLength: 16, withPad: " ", startingAt: 0) + $0.1 }
+            .joined(separator: "\n")
+    }
+
+    func json() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(self), as: UTF8.self)
+    }
+
+    private enum Key: String, CodingKey {
+        case className = "class", kind, priority, duck, grace, spoken, rule, interrupts, interruptedBy
+        case decibels = "dB", linear, name, file, line
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var object = encoder.container(keyedBy: Key.self)
+        try object.encode(className, forKey: .className)
+        try object.encode(kind, forKey: .kind)
+        try object.encode(priority, forKey: .priority)
+        var duckObject = object.nestedContainer(keyedBy: Key.self, forKey: .duck)
+        try duckObject.encode((duck.decibels * 100).rounded() / 100, forKey: .decibels)
+        try duckObject.encode((duck.linear * 10000).rounded() / 10000, forKey: .linear)
+        try object.encode(grace, forKey: .grace)
+        try object.encode(spoken, forKey: .spoken)
+        if let rule {
+            var ruleObject = object.nestedContainer(keyedBy: Key.self, forKey: .rule)
+            try ruleObject.encode(rule.name, forKey: .name)
+            try ruleObject.encode(rule.location?.file, forKey: .file)
+            try ruleObject.encode(rule.location?.line, forKey: .line)
+        } else {
+            try object.encodeNil(forKey: .rule)
+        }
+        try object.encode(interrupts, forKey: .interrupts)
+        try object.encode(interruptedBy, forKey: .interruptedBy)
+    }
+}
