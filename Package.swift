@@ -11,6 +11,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // libpulse headers, found with pkg-config.
@@ -28,7 +29,7 @@ let package = Package(
         // The imperative shell: PulseAudio backend, control socket, ramps, wiring.
         .target(
             name: "AudioPolicyDaemon",
-            dependencies: ["AudioPolicy", "CPulse"]
+            dependencies: ["AudioPolicy", "CPulse", .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "audio-policyd",

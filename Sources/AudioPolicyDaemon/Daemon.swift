@@ -1,1 +1,162 @@
 import AudioPolicy
+import Foundation
+import Logging
+
+/// What `audio-policyd run` was asked for.
+public struct DaemonOptions: Sendable {
+    public var policy: Policy
+    /// The file to read again on SIGHUP (nil: the embedded default, nothing to reload).
+    public var policyPath: String?
+    public var socketPath: String
+    public var verbose: Bool
+    /// How long the clean-stop restore ramps take, ms.
+    public var stopFade: Milliseconds = 200
+
+    public init(policy: Policy, policyPath: String?, socketPath: String, verbose: Bool) {
+        self.policy = policy
+        self.policyPath = policyPath
+        self.socketPath = socketPath
+        self.verbose = verbose
+    }
+}
+
+/// The daemon: the shell around the ``Engine``.
+///
+/// Everything runs on one libpulse main loop, on one thread: server events, the control socket,
+/// signals and the single timer (armed only while a ramp runs or a grace time/hold is pending).
+/// Server callbacks become ``Event``s; the engine's ``Command``s become libpulse calls.
+public final class Daemon {
+    let loop: MainLoop
+    var engine: Engine
+    var options: DaemonOptions
+    var log: Logger
+    /// Reloads the policy file on SIGHUP; nil when running on the embedded default.
+    let loadPolicy: ((String) throws -> Policy)?
+
+    var pulse: PulseConnection?
+    var serverName: String?
+    var streams: [UInt32: LiveStream] = [:]
+    var ramps = RampStepper()
+    /// The one timer: ramp steps and engine deadlines.
+    var timer: MainLoop.Timer?
+    /// Armed only while the sound server is gone, to connect again with backoff.
+    var reconnectTimer: MainLoop.Timer?
+    var control: ControlServer?
+    var signals: MainLoop.SignalHandler?
+    var reconnectDelay: UInt64 = 250_000
+    var stopping = false
+    /// Interruptions begun over the control socket, by client, so a client that vanishes ends its own.
+    var hooksByClient: [ControlServer.ClientID: Set<StreamID>] = [:]
+    var nextHook = 1
+    /// Reaction times (µs) from the server announcing a stream to our volume request, for `bench`.
+    public var reactionTimes: [UInt64] = []
+    public var recordReactionTimes = false
+    /// Called when the daemon has connected and applied the policy to the streams already there.
+    public var onReady: () -> Void = {}
+
+    /// Monotonic µs at start: the engine's clock counts milliseconds from here.
+    let epoch: UInt64
+
+    public init(options: DaemonOptions, loop: MainLoop = MainLoop(),
+                loadPolicy: ((String) throws -> Policy)? = nil) {
+        self.loop = loop
+        self.options = options
+        self.engine = Engine(policy: options.policy)
+        self.loadPolicy = loadPolicy
+        self.epoch = MainLoop.monotonicMicroseconds()
+        var log = Logger(label: "audio-policyd")
+        log.logLevel = options.verbose ? .debug : .info
+        self.log = log
+    }
+
+    /// Runs until SIGTERM/SIGINT (then restores everything first). Returns the exit code.
+    public func run() throws -> Int32 {
+        timer = MainLoop.Timer(loop: loop) { [unowned self] in self.timerFired() }
+        reconnectTimer = MainLoop.Timer(loop: loop) { [unowned self] in self.connect() }
+        signals = try MainLoop.SignalHandler(loop: loop, signals: [SIGTERM, SIGINT, SIGHUP]) { [unowned self] signal in
+            signal == SIGHUP ? self.reloadPolicy() : self.stop()
+        }
+        control = try ControlServer(path: options.socketPath) { [loop] fd, handler in
+            MainLoop.IOWatch(loop: loop, fd: fd, events: .readable) { _ in handler() }
+        }
+        control?.onRequest = { [unowned self] client, line in self.handleRequest(line, from: client) }
+        control?.onDisconnect = { [unowned self] client in self.clientLeft(client) }
+        log.info("policy \(options.policy.source); control socket \(options.socketPath)")
+        connect()
+        let code = loop.run()
+        control?.shutdown()
+        control = nil
+        return code
+    }
+
+    // MARK: - Clock
+
+    /// Milliseconds since start, fractional, for ramp steps.
+    var nowPrecise: Double { Double(MainLoop.monotonicMicroseconds() &- epoch) / 1000 }
+    /// Milliseconds since start: the engine's `now`.
+    var now: Milliseconds { Milliseconds(nowPrecise) }
+
+    // MARK: - Feeding the engine
+
+    func feed(_ event: Event) {
+        execute(engine.handle(event, at: now))
+        armTimer()
+    }
+
+    /// Arms the one timer for the next ramp step or engine deadline, or disarms it when there is none.
+    func armTimer() {
+        guard let timer else { return }
+        let at = nowPrecise
+        let next = [ramps.nextStep(after: at), engine.nextDeadline.map(Double.init)].compactMap { $0 }.min()
+        guard let next else {
+            timer.cancel()
+            return
+        }
+        timer.schedule(at: epoch &+ UInt64(max(0, next) * 1000))
+    }
+
+    private func timerFired() {
+        stepRamps()
+        if let due = engine.nextDeadline, due <= now { feed(.tick) }
+        armTimer()
+        if stopping, ramps.isIdle { finishStop() }
+    }
+
+    // MARK: - Policy reload and stop
+
+    func reloadPolicy() {
+        guard let path = options.policyPath, let loadPolicy else {
+            log.info("SIGHUP: running on the embedded default policy; nothing to reload")
+            return
+        }
+        do {
+            let policy = try loadPolicy(path)
+            options.policy = policy
+            execute(engine.replacePolicy(policy, at: now))
+            armTimer()
+            log.info("SIGHUP: policy \(path) reloaded")
+        } catch {
+            log.error("SIGHUP: \(error)\nkeeping the policy in force (\(engine.policy.source))")
+        }
+    }
+
+    /// Clean stop: every duck is restored and every policy mute undone before the loop quits.
+    public func stop() {
+        guard !stopping else { return }
+        stopping = true
+        log.info("stopping: restoring every stream")
+        execute(engine.releaseAll(at: now, fade: options.stopFade))
+        armTimer()
+        if ramps.isIdle { finishStop() }
+    }
+
+    private func finishStop() {
+        timer?.cancel()
+        guard let pulse, pulse.state == .ready else {
+            loop.quit(0)
+            return
+        }
+        // Let the server take our last writes before we hang up.
+        pulse.drain { [loop] in loop.quit(0) }
+    }
+}

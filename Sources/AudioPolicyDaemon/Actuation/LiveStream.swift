@@ -1,0 +1,21 @@
+/// The shell's record of one sink input: the server's latest snapshot, the user's own volume (what
+/// a factor of 1 means), and the factor last written.
+struct LiveStream {
+    var input: SinkInput
+    /// The stream's own, user-set, per-channel volume. Ducks scale it; restoring writes it back exactly.
+    var ownVolume: ChannelVolumes
+    /// The factor last written to the server.
+    var factor: Double = 1
+    /// Whether the mute fallback has muted it (so stop and repair unmute it).
+    var policyMuted = false
+
+    init(_ input: SinkInput) {
+        self.input = input
+        self.ownVolume = input.volume
+    }
+
+    /// The volume that carries `factor`: exactly the user's own at 1.
+    func volume(at factor: Double) -> ChannelVolumes {
+        factor == 1 ? ownVolume : ownVolume.scaled(by: factor)
+    }
+}

@@ -1,0 +1,84 @@
+import AudioPolicy
+import Foundation
+
+/// Carrying out the engine's commands on the sound server.
+extension Daemon {
+    func execute(_ commands: [Command]) {
+        for command in commands { execute(command) }
+    }
+
+    private func execute(_ command: Command) {
+        switch command {
+        case let .ramp(id, from, to, duration):
+            guard let index = index(of: id) else { return }
+            ramps.start(index, Ramp(from: from, to: to, start: now, duration: duration))
+            stepRamps()
+        case let .mute(id, fade):
+            guard let index = index(of: id), let live = streams[index] else { return }
+            streams[index]?.policyMuted = true
+            ramps.start(index, Ramp(from: live.factor, to: 0, start: now, duration: fade), then: .mute)
+            stepRamps()
+        case let .unmute(id, to, fade):
+            guard let index = index(of: id) else { return }
+            streams[index]?.policyMuted = false
+            write(index, factor: 0)
+            pulse?.setMute(index: index, muted: false)
+            ramps.start(index, Ramp(from: 0, to: to, start: now, duration: fade))
+            stepRamps()
+        case let .yieldVolume(id):
+            guard let index = index(of: id), var live = streams[index] else { return }
+            ramps.cancel(index)
+            live.ownVolume = live.input.volume
+            live.factor = 1
+            streams[index] = live
+        case let .repairSaved(id):
+            guard let index = index(of: id), let live = streams[index] else { return }
+            repairSavedEntry(of: live)
+        case let .pause(id, player), let .resume(id, player):
+            log.warning("stream \(id): cannot reach player \(player) (MPRIS control is not built yet)")
+        case let .nowPlaying(id):
+            let owner = id.flatMap(index(of:)).flatMap { streams[$0] }
+            log.info("now playing: \(owner.map { $0.input.applicationName ?? "stream \($0.input.index)" } ?? "nobody")")
+        case let .decision(decision):
+            if decision.action == "started" || decision.action == "interruption began" {
+                log.debug("\(decision)")
+            } else {
+                log.info("\(decision)")
+            }
+        }
+    }
+
+    func index(of id: StreamID) -> UInt32? {
+        UInt32(id.rawValue).flatMap { streams[$0] == nil ? nil : $0 }
+    }
+
+    /// Writes the current value of every running ramp; mutes what has faded out.
+    func stepRamps() {
+        let (factors, completed) = ramps.step(at: nowPrecise)
+        for (index, factor) in factors { write(index, factor: factor) }
+        for (index, completion) in completed where completion == .mute {
+            pulse?.setMute(index: index, muted: true)
+        }
+    }
+
+    private func write(_ index: UInt32, factor: Double) {
+        guard var live = streams[index], live.input.hasVolume, live.input.volumeWritable,
+              factor != live.factor else { return }
+        live.factor = factor
+        streams[index] = live
+        pulse?.setVolume(index: index, volumes: live.volume(at: factor))
+    }
+
+    /// The server saved the ducked or muted level for this app or role (module-stream-restore) when we
+    /// wrote it; write the user's own level back so the next stream starts where the user left it.
+    private func repairSavedEntry(of live: LiveStream) {
+        guard let name = live.input.restoreID, let pulse else { return }
+        let volume = live.ownVolume
+        let muted = live.policyMuted ? false : live.input.muted
+        pulse.readSavedEntry(name: name) { [weak self] entry in
+            guard let self, let pulse = self.pulse else { return }
+            pulse.writeSavedEntry(name: name, volume: volume, muted: muted, device: entry?.device)
+            self.log.info("repaired the saved volume of \(name): \(volume)\(muted ? ", muted" : "")")
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import AudioPolicy
+import Foundation
+
+/// Requests on the control socket: `status`, and interruptions begun and ended by hooks.
+extension Daemon {
+    func handleRequest(_ line: String, from client: ControlServer.ClientID) -> String {
+        let reply: ControlReply
+        do {
+            let request = try JSONDecoder().decode(ControlRequest.self, from: Data(line.utf8))
+            reply = respond(to: request, from: client)
+        } catch {
+            reply = .failure(nil, "malformed request: \(Self.describe(error)); expected one JSON object per line, "
+                + "e.g. {\"id\":1,\"op\":\"status\"}")
+        }
+        return Self.encode(reply)
+    }
+
+    private func respond(to request: ControlRequest, from client: ControlServer.ClientID) -> ControlReply {
+        switch request.op {
+        case "status":
+            return ControlReply(id: request.id, ok: true, status: status())
+        case "begin":
+            guard let className = request.class else {
+                return .failure(request.id, "begin needs \"class\" (one of: \(engine.policy.classes.keys.sorted().joined(separator: ", ")))")
+            }
+            guard engine.policy.interruptionClass(named: className) != nil else {
+                return .failure(request.id, "unknown class \"\(className)\"; defined classes: "
+                    + engine.policy.classes.keys.sorted().joined(separator: ", "))
+            }
+            var properties = request.properties ?? [:]
+            if let app = request.app { properties["application.name"] = app }
+            let token = StreamID("hook-\(client)-\(nextHook)")
+            nextHook += 1
+            hooksByClient[client, default: []].insert(token)
+            feed(.interruptionBegan(token: token, className: className, properties))
+            return ControlReply(id: request.id, ok: true, token: token.rawValue)
+        case "end":
+            guard let token = request.token.map({ StreamID($0) }), hooksByClient[client]?.contains(token) == true else {
+                return .failure(request.id, "end needs the \"token\" of an interruption this connection began")
+            }
+            hooksByClient[client]?.remove(token)
+            feed(.interruptionEnded(token: token))
+            return ControlReply(id: request.id, ok: true)
+        default:
+            return .failure(request.id, "unknown op \"\(request.op)\"; known: \(ControlRequest.operations.joined(separator: ", "))")
+        }
+    }
+
+    /// A client went away: the interruptions it began end with it (no stuck ducks).
+    func clientLeft(_ client: ControlServer.ClientID) {
+        guard let tokens = hooksByClient.removeValue(forKey: client) else { return }
+        for token in tokens.sorted() {
+            log.info("control client gone: ending its interruption \(token)")
+            feed(.interruptionEnded(token: token))
+        }
+    }
+
+    func status() -> StatusReport {
+        let at = now
+        let rows = engine.snapshot(at: at).map { status -> StatusReport.Stream in
+            let index = UInt32(status.id)
+            let live = index.flatMap { streams[$0] }
+            return StatusReport.Stream(
+                index: status.isHook ? nil : index, application: status.application,
+                pid: live?.input.properties["application.process.id"].flatMap { Int($0) },
+                role: status.role, class: status.className, state: status.state, factor: status.factor,
+                muted: status.muted, spoken: status.spoken, rule: status.reason,
+                hook: status.isHook ? status.id : nil)
+        }
+        let owner = engine.nowPlayingOwner.flatMap { id in rows.first { $0.index.map(String.init) == id.rawValue || $0.hook == id.rawValue } }
+        return StatusReport(
+            nowPlaying: owner.map { StatusReport.Owner(application: $0.application, pid: $0.pid, index: $0.index) },
+            streams: rows, policy: engine.policy.source, server: serverName)
+    }
+
+    static func encode(_ reply: ControlReply) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(reply)).map { String(decoding: $0, as: UTF8.self) }
+            ?? #"{"ok":false,"error":"internal: reply could not be encoded"}"#
+    }
+
+    private static func describe(_ error: Error) -> String {
+        switch error {
+        case let DecodingError.dataCorrupted(context): return context.debugDescription
+        case let DecodingError.keyNotFound(key, _): return "missing \"\(key.stringValue)\""
+        case let DecodingError.typeMismatch(_, context):
+            return "wrong type at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\""
+        default: return "\(error)"
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import AudioPolicy
+import Foundation
+
+/// The sound server side: connecting, reconnecting, and turning sink-input news into engine events.
+extension Daemon {
+    static func streamID(_ index: UInt32) -> StreamID { StreamID(String(index)) }
+
+    func connect() {
+        let pulse = PulseConnection(loop: loop, applicationName: "audio-policyd")
+        pulse.onStateChange = { [unowned self] state in self.serverStateChanged(state) }
+        pulse.onInitialStreams = { [unowned self] inputs in self.reconcile(with: inputs) }
+        pulse.onStreamAdded = { [unowned self] input in self.streamAdded(input) }
+        pulse.onStreamChanged = { [unowned self] input in self.streamChanged(input) }
+        pulse.onStreamRemoved = { [unowned self] index in self.streamRemoved(index) }
+        pulse.onError = { [unowned self] message in self.log.warning("sound server: \(message)") }
+        self.pulse = pulse
+        pulse.connect()
+    }
+
+    private func serverStateChanged(_ state: PulseConnection.State) {
+        switch state {
+        case .ready:
+            reconnectDelay = 250_000
+            serverName = pulse?.serverDescription
+            log.info("connected to \(serverName ?? "the sound server")")
+        case let .failed(reason):
+            log.warning("sound server connection lost: \(reason)")
+            serverGone()
+        case .terminated:
+            serverGone()
+        default:
+            break
+        }
+    }
+
+    /// The server went away: its streams went with it. Forget them (nothing can be restored on a
+    /// server that is gone; the restore entries are repaired when we are back) and reconnect.
+    private func serverGone() {
+        pulse = nil
+        serverName = nil
+        for index in streams.keys.sorted() { streamRemoved(index) }
+        if stopping {
+            loop.quit(0)
+            return
+        }
+        let delay = reconnectDelay
+        reconnectDelay = min(reconnectDelay * 2, 5_000_000)
+        log.info("reconnecting in \(delay / 1000) ms")
+        reconnectTimer?.schedule(after: delay)
+    }
+
+    /// The first full list after connecting: streams we knew but are gone have ended, new ones start.
+    private func reconcile(with inputs: [SinkInput]) {
+        let present = Set(inputs.map(\.index))
+        for index in streams.keys.sorted() where !present.contains(index) { streamRemoved(index) }
+        for input in inputs.sorted(by: { $0.index < $1.index }) {
+            if streams[input.index] == nil { streamAdded(input) } else { streamChanged(input) }
+        }
+        onReady()
+    }
+
+    func streamAdded(_ input: SinkInput) {
+        guard streams[input.index] == nil else { return streamChanged(input) }
+        streams[input.index] = LiveStream(input)
+        let id = Self.streamID(input.index)
+        feed(.streamStarted(id, input.properties, player: nil))
+        if let announced = input.announcedAt, recordReactionTimes {
+            reactionTimes.append(MainLoop.monotonicMicroseconds() &- announced)
+        }
+        if input.corked { feed(.playback(id, playing: false)) }
+    }
+
+    func streamChanged(_ input: SinkInput) {
+        guard var live = streams[input.index] else { return streamAdded(input) }
+        let old = live.input
+        live.input = input
+        let id = Self.streamID(input.index)
+        if input.levelChange == .theirs {
+            // Someone else (the user, a mixer) set the volume: that is the stream's own volume now.
+            if !input.volume.matches(old.volume) { live.ownVolume = input.volume }
+        }
+        streams[input.index] = live
+        if input.properties != old.properties { feed(.streamChanged(id, input.properties)) }
+        if input.corked != old.corked { feed(.playback(id, playing: !input.corked)) }
+        guard input.levelChange == .theirs else { return }
+        if !input.volume.matches(old.volume) { feed(.userVolume(id, input.volume.averageLinear)) }
+        if input.muted != old.muted {
+            if !input.muted { streams[input.index]?.policyMuted = false }
+            feed(.userMute(id, input.muted))
+        }
+    }
+
+    func streamRemoved(_ index: UInt32) {
+        guard streams[index] != nil else { return }
+        feed(.streamEnded(Self.streamID(index)))
+        ramps.cancel(index)
+        streams[index] = nil
+    }
+}

@@ -1,0 +1,52 @@
+import ArgumentParser
+import AudioPolicy
+import AudioPolicyDaemon
+import Foundation
+
+/// `audio-policyd status`: what the running daemon is doing to every stream.
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show every stream the daemon sees: class, state, policy factor, and the Now Playing owner.")
+
+    @Option(name: .long, help: "Control socket path (default: $XDG_RUNTIME_DIR/audio-policyd/control).")
+    var socket: String?
+
+    @Flag(name: .long, help: "Print JSON (keys: nowPlaying, streams, policy, server).")
+    var json = false
+
+    func run() throws {
+        let client = try ControlClient(path: socket ?? ControlSocketPath.default())
+        let reply = try client.request(ControlRequest(id: .number(1), op: "status"))
+        guard reply.ok, let status = reply.status else {
+            throw ValidationError(reply.error ?? "the daemon sent no status")
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(status), as: UTF8.self))
+            return
+        }
+        print("policy: \(status.policy)")
+        print("server: \(status.server ?? "not connected")")
+        print("now playing: \(status.nowPlaying.map { "\($0.application)\($0.pid.map { " (pid \($0))" } ?? "")" } ?? "nobody")")
+        let header = ["INDEX", "APPLICATION", "ROLE", "CLASS", "STATE", "FACTOR", "RULE"]
+        let rows = status.streams.map { stream in
+            [stream.index.map(String.init) ?? stream.hook ?? "-", stream.application, stream.role ?? "-",
+             stream.class + (stream.spoken ? " (spoken)" : ""),
+             stream.state.rawValue + (stream.muted ? " (muted)" : ""),
+             String(format: "%.2f", stream.factor), stream.rule]
+        }
+        printTable([header] + rows)
+    }
+}
+
+/// Prints rows as left-aligned columns.
+func printTable(_ rows: [[String]]) {
+    guard let first = rows.first else { return }
+    let widths = first.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+    for row in rows {
+        print(row.enumerated().map { column, cell in
+            column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+        }.joined(separator: "  "))
+    }
+}

@@ -1,0 +1,108 @@
+import ArgumentParser
+import AudioPolicy
+import Foundation
+
+/// `audio-policyd test`: replays fixtures against the engine with a virtual clock.
+struct Test: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Replay fixtures (files or folders of .toml) against a policy, without a sound server.",
+        discussion: """
+            Each fixture uses --policy if given, else its own `policy` key (relative to the fixture), \
+            else the embedded default. Prints a line per fixture, a diff per failed expectation, and \
+            `N passed, N failed`; exits 0 only if all pass.
+            """)
+
+    @Option(name: .long, help: "Policy file to use for every fixture.")
+    var policy: String?
+
+    @Flag(name: .shortAndLong, help: "Print only failures and the summary.")
+    var quiet = false
+
+    @Argument(help: "Fixture files or folders.")
+    var fixtures: [String]
+
+    func run() throws {
+        var policies = PolicyCache(override: policy)
+        var passed = 0, failed = 0
+        let runner = FixtureRunner()
+        for path in try FixtureFiles.expand(fixtures) {
+            switch Self.replay(path, runner: runner, policies: &policies) {
+            case let .success(result) where result.passed:
+                passed += 1
+                if !quiet { print("PASS \(path)\(Self.titled(result.fixture))") }
+            case let .success(result):
+                failed += 1
+                print("FAIL \(path)\(Self.titled(result.fixture))")
+                for failure in result.failures { print("  \(failure)") }
+            case let .failure(errors):
+                failed += 1
+                print("FAIL \(path)")
+                for error in errors.errors { print("  \(error)") }
+            }
+        }
+        print("\(passed) passed, \(failed) failed")
+        if failed > 0 || passed == 0 { throw ExitCode.failure }
+    }
+}
+
+extension Test {
+    /// Loads and replays one fixture; a fixture or policy that doesn't load is a failure too.
+    static func replay(_ path: String, runner: FixtureRunner, policies: inout PolicyCache)
+        -> Result<FixtureRunner.Result, LocatedErrors> {
+        do {
+            let fixture = try FixtureLoader.load(text: try PolicyFile.readText(path), file: path)
+            return .success(runner.run(fixture, policy: try policies.policy(for: fixture)))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    static func titled(_ fixture: Fixture) -> String {
+        fixture.description.map { " — \($0)" } ?? ""
+    }
+}
+
+/// Fixture paths: files as given, folders searched for `.toml` files, in a stable order.
+enum FixtureFiles {
+    static func expand(_ paths: [String]) throws -> [String] {
+        var files: [String] = []
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw ValidationError("no such fixture file or folder: \(path)")
+            }
+            guard isDirectory.boolValue else {
+                files.append(path)
+                continue
+            }
+            let found = FileManager.default.enumerator(atPath: path)?.compactMap { $0 as? String } ?? []
+            files += found.filter { $0.hasSuffix(".toml") }.sorted().map { (path as NSString).appendingPathComponent($0) }
+        }
+        return files
+    }
+}
+
+/// Policies for fixtures, each file read once however many fixtures name it.
+struct PolicyCache {
+    let override: String?
+    private var loaded: [String: Policy] = [:]
+
+    init(override: String?) { self.override = override }
+
+    mutating func policy(for fixture: Fixture) throws(LocatedErrors) -> Policy {
+        let path: String?
+        if let override {
+            path = override
+        } else if let relative = fixture.policyPath {
+            let folder = (fixture.file as NSString).deletingLastPathComponent
+            path = relative.hasPrefix("/") ? relative : (folder as NSString).appendingPathComponent(relative)
+        } else {
+            path = nil
+        }
+        let key = path ?? ""
+        if let policy = loaded[key] { return policy }
+        let policy = try PolicyFile.load(path: path)
+        loaded[key] = policy
+        return policy
+    }
+}
