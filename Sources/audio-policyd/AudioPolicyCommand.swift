@@ -8,6 +8,9 @@ struct AudioPolicyCommand: ParsableCommand {
         abstract: "Audio interruption policy for Linux desktops: pause, duck and resume streams like a phone does.",
         version: "0.1.0",
         subcommands: [
+            Run.self,
+            Status.self,
+            Test.self,
             Check.self,
             Explain.self,
         ]
