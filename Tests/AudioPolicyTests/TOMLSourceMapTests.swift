@@ -136,4 +136,12 @@ struct TOMLSourceMapTests {
         #expect(map.key(["d"])?.line == 4)
         #expect(map.key(["e"]).map { [$0.line, $0.column] } == [6, 1])
     }
+
+    @Test func byteOrderMarkAndCRLF() throws {
+        let text = "\u{FEFF}a = 1\r\nb = [\r\n  \"x\",\r\n]\r\n"
+        _ = try TOMLReader.parse(text: text, file: "b.toml")
+        let map = TOMLSourceMap(text: text, file: "b.toml")
+        #expect(map.key(["a"]).map { [$0.line, $0.column] } == [1, 1])
+        #expect(map.value(["b", 0]).map { [$0.line, $0.column] } == [3, 3])
+    }
 }

@@ -73,7 +73,8 @@ extension TOMLSourceMap {
         var headers: [TOMLKeyPath: SourceLocation] = [:]
 
         init(text: String, file: String) {
-            self.text = Array(text.unicodeScalars)
+            // A byte-order mark is not a column.
+            self.text = Array(text.unicodeScalars.drop(while: { $0 == "\u{FEFF}" }))
             self.file = file
         }
 
