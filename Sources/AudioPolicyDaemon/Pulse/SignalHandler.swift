@@ -54,11 +54,18 @@ extension MainLoop {
                 fatalError("pa_signal_init failed: out of file descriptors?")
             }
             let userdata = Unmanaged.passUnretained(box).toOpaque()
+            var unblock = sigset_t()
+            sigemptyset(&unblock)
             for signal in signals {
                 if let event = pa_signal_new(signal, Self.callback, userdata) {
                     events.append(event)
                 }
+                sigaddset(&unblock, signal)
             }
+            // A process may start with these signals blocked (inherited from
+            // a parent's thread, as test runners do): then they would never
+            // arrive. The daemon has only the loop's thread.
+            pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         }
 
         deinit {
