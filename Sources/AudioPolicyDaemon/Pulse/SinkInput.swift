@@ -1,0 +1,134 @@
+import CPulse
+
+/// A snapshot of one playback stream (a PulseAudio sink input), copied out
+/// of libpulse's `pa_sink_input_info` while its callback ran.
+///
+/// ``properties`` merges the stream's property list with its client's:
+/// client keys fill in only where the stream lacks them. pipewire-pulse, for
+/// example, puts `pipewire.access.portal.app_id` and the `pipewire.sec.*`
+/// keys on the client alone.
+public struct SinkInput: Equatable, Sendable {
+    /// Who changed volume or mute, relative to the previous snapshot
+    /// delivered for the same stream.
+    public enum LevelChange: Equatable, Sendable {
+        /// Volume (to one raw unit) and mute are as before.
+        case none
+        /// Every change is the echo of a `setVolume`/`setMute` we sent.
+        case ours
+        /// Something else changed volume or mute: the user, a mixer, the app.
+        case theirs
+    }
+
+    // MARK: - What the server says
+
+    /// The sink input's index, unique for the server's lifetime.
+    public var index: UInt32
+    /// The owning client's index; `nil` for streams that modules created.
+    public var clientIndex: UInt32?
+    /// The index of the sink it plays to.
+    public var sinkIndex: UInt32
+    /// The stream's name (`media.name`), often a title or a file name.
+    public var name: String
+    /// The stream's properties merged with its client's.
+    public var properties: [String: String]
+    /// Current per-channel volume, with the stream's channel map.
+    public var volume: ChannelVolumes
+    /// Whether the stream is muted.
+    public var muted: Bool
+    /// Whether the stream is paused (corked) by its own application.
+    public var corked: Bool
+    /// Whether the stream has a volume at all (passthrough streams do not).
+    public var hasVolume: Bool
+    /// Whether clients may change that volume.
+    public var volumeWritable: Bool
+
+    // MARK: - Delivery facts
+
+    /// Monotonic time (µs) at which the subscription event announcing this
+    /// stream entered the process; set on `onStreamAdded` deliveries that
+    /// came from an event, `nil` otherwise. For reaction-time benchmarks.
+    public var announcedAt: UInt64?
+    /// On `onStreamChanged` deliveries: who changed volume or mute. `.none`
+    /// on every other delivery.
+    public var levelChange: LevelChange
+
+    /// Whether this change is only the server echoing our own write.
+    public var isEcho: Bool { levelChange == .ours }
+
+    // MARK: - Well-known properties
+
+    /// `media.role` (`music`, `event`, `phone`… or PipeWire's `Music`, `Notification`…).
+    public var role: String? { properties["media.role"] }
+    /// `application.name`.
+    public var applicationName: String? { properties["application.name"] }
+    /// `application.process.binary` (`pacat` for paplay, `aplay`, `firefox-esr`…).
+    public var processBinary: String? { properties["application.process.binary"] }
+    /// The stream-restore database key (`module-stream-restore.id`), e.g.
+    /// `sink-input-by-media-role:music`.
+    public var restoreID: String? { properties["module-stream-restore.id"] }
+
+    public init(
+        index: UInt32, clientIndex: UInt32?, sinkIndex: UInt32, name: String,
+        properties: [String: String], volume: ChannelVolumes, muted: Bool, corked: Bool,
+        hasVolume: Bool = true, volumeWritable: Bool = true,
+        announcedAt: UInt64? = nil, levelChange: LevelChange = .none
+    ) {
+        self.index = index
+        self.clientIndex = clientIndex
+        self.sinkIndex = sinkIndex
+        self.name = name
+        self.properties = properties
+        self.volume = volume
+        self.muted = muted
+        self.corked = corked
+        self.hasVolume = hasVolume
+        self.volumeWritable = volumeWritable
+        self.announcedAt = announcedAt
+        self.levelChange = levelChange
+    }
+
+    /// Whether `other` describes the same server state, ignoring delivery
+    /// facts and volume differences of one raw unit.
+    public func sameState(as other: SinkInput) -> Bool {
+        index == other.index && clientIndex == other.clientIndex && sinkIndex == other.sinkIndex
+            && name == other.name && properties == other.properties && volume.matches(other.volume)
+            && volume.channelMap == other.volume.channelMap && muted == other.muted
+            && corked == other.corked && hasVolume == other.hasVolume
+            && volumeWritable == other.volumeWritable
+    }
+
+    /// Whether the volume reads as "not known yet": every channel at 0
+    /// while not muted (how pipewire-pulse announces a new stream).
+    var volumeLooksUnset: Bool {
+        hasVolume && !muted && !volume.values.isEmpty && volume.values.allSatisfy { $0 == 0 }
+    }
+
+    /// `stream` with client keys added where the stream lacks them.
+    static func merge(stream: [String: String], client: [String: String]?) -> [String: String] {
+        guard let client else { return stream }
+        return stream.merging(client) { streamValue, _ in streamValue }
+    }
+}
+
+// MARK: - C bridging
+
+extension SinkInput {
+    /// Copies what the daemon needs out of `info`, with the stream's own
+    /// properties only (the connection merges the client's in).
+    init(_ info: pa_sink_input_info) {
+        self.init(
+            index: info.index,
+            clientIndex: info.client == invalidIndex ? nil : info.client,
+            sinkIndex: info.sink,
+            name: info.name.map { String(cString: $0) } ?? "",
+            properties: PropertyList.dictionary(info.proplist),
+            volume: ChannelVolumes(info.volume, channelMap: info.channel_map),
+            muted: info.mute != 0,
+            corked: info.corked != 0,
+            hasVolume: info.has_volume != 0,
+            volumeWritable: info.volume_writable != 0)
+    }
+}
+
+/// `PA_INVALID_INDEX`, which Swift does not import (it is a cast macro).
+let invalidIndex = UInt32.max
