@@ -1,0 +1,293 @@
+import CPulse
+
+/// The daemon's connection to the sound server (PulseAudio, or PipeWire
+/// through pipewire-pulse): a `pa_context` on the daemon's ``MainLoop``.
+///
+/// Once ready it tracks every sink input and delivers, in this order: one
+/// ``onInitialStreams`` snapshot, then ``onStreamAdded``,
+/// ``onStreamChanged`` and ``onStreamRemoved`` as the server reports them.
+/// Writes (`setVolume`, `setMute`, stream-restore) are fire and forget;
+/// failures go to ``onError``.
+///
+/// Every closure runs on the main loop, inside a libpulse callback. They
+/// may call back into the connection (to set a volume, say), and the
+/// snapshots they get are plain values that outlive the callback.
+///
+/// ```swift
+/// let pulse = PulseConnection(loop: loop, applicationName: "audio-policyd")
+/// pulse.onStreamAdded = { stream in engine.handle(.streamAppeared(stream), now) }
+/// pulse.connect()
+/// ```
+public final class PulseConnection {
+    /// Where the connection stands.
+    public enum State: Equatable, Sendable {
+        /// Not connected; call ``PulseConnection/connect()``.
+        case unconnected
+        /// Connecting, authenticating, setting the client name.
+        case connecting
+        /// Connected; the server has described itself (``PulseConnection/serverDescription``).
+        /// The initial snapshot follows.
+        case ready
+        /// The connection could not be made or broke; the reason is libpulse's.
+        case failed(String)
+        /// ``PulseConnection/disconnect()`` was called.
+        case terminated
+    }
+
+    // MARK: - What the daemon hears
+
+    /// Called on every state change.
+    public var onStateChange: (State) -> Void = { _ in }
+    /// Called once per connection, after the subscription is in place, with
+    /// every sink input that existed then.
+    public var onInitialStreams: ([SinkInput]) -> Void = { _ in }
+    /// Called when a new sink input appears (after its client is known).
+    public var onStreamAdded: (SinkInput) -> Void = { _ in }
+    /// Called when a known sink input changes in a way a snapshot shows.
+    public var onStreamChanged: (SinkInput) -> Void = { _ in }
+    /// Called with the index of a sink input that went away.
+    public var onStreamRemoved: (UInt32) -> Void = { _ in }
+    /// Called with a description of a failed request.
+    public var onError: (String) -> Void = { _ in }
+
+    /// The current state.
+    public private(set) var state: State = .unconnected
+
+    /// Whether the connection is ready for requests.
+    public var isReady: Bool { state == .ready }
+
+    /// The server's name and version, e.g. `pulseaudio 16.1` or
+    /// `PulseAudio (on PipeWire 0.3.65) 15.0.0`; set before `.ready` is reported.
+    public internal(set) var serverDescription: String?
+
+    /// Monotonic time (µs) at which the last subscription event entered the
+    /// process: the start of the daemon's reaction time.
+    public internal(set) var lastEventReceivedAt: UInt64?
+
+    // MARK: - Internals
+
+    let loop: MainLoop
+    let applicationName: String
+    let properties: [String: String]
+    /// The current context; a new one is made for each ``connect()``.
+    private(set) var context: OpaquePointer?
+    private var contextBox: ContextBox?
+
+    /// What the streams code keeps between events (see PulseConnection+Streams).
+    var tracker = StreamTracker()
+
+    /// Creates an unconnected connection.
+    ///
+    /// - Parameters:
+    ///   - applicationName: shown by `pactl list clients` and mixers.
+    ///   - properties: further client properties (`application.id`, …).
+    public init(loop: MainLoop, applicationName: String, properties: [String: String] = [:]) {
+        self.loop = loop
+        self.applicationName = applicationName
+        self.properties = properties
+    }
+
+    deinit {
+        tearDownContext()
+    }
+
+    // MARK: - Connecting
+
+    /// Connects to the server named by `PULSE_SERVER` (or client.conf, or
+    /// the per-user default), reporting progress through ``onStateChange``.
+    ///
+    /// The server name is left to libpulse (a NULL server), so the usual
+    /// environment applies. Flags: `PA_CONTEXT_NOAUTOSPAWN` — the daemon
+    /// must never start a sound server itself. Not `PA_CONTEXT_NOFAIL`: it
+    /// waits only when no server is named at all, and only by watching the
+    /// D-Bus session and system buses for `org.pulseaudio.Server`; so a
+    /// missing server is reported as ``State/failed(_:)`` at once and the
+    /// daemon decides when to call `connect()` again.
+    ///
+    /// Calling it while connected starts over with a new context.
+    public func connect() {
+        tearDownContext()
+        tracker = StreamTracker()
+
+        let proplist = PropertyList.make(properties)
+        defer { pa_proplist_free(proplist) }
+        guard let context = pa_context_new_with_proplist(loop.api, applicationName, proplist) else {
+            setState(.failed("pa_context_new failed"))
+            return
+        }
+        let box = ContextBox(connection: self)
+        let userdata = Unmanaged.passUnretained(box).toOpaque()
+        pa_context_set_state_callback(context, ContextBox.stateCallback, userdata)
+        pa_context_set_subscribe_callback(context, ContextBox.subscribeCallback, userdata)
+        self.context = context
+        self.contextBox = box
+
+        if pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil) < 0 {
+            setState(.failed(Self.errorText(context)))
+        }
+    }
+
+    /// Closes the connection; ``onStateChange`` reports `.terminated`.
+    public func disconnect() {
+        guard let context else { return }
+        pa_context_disconnect(context)
+        // The state callback has reported .terminated by now.
+        tearDownContext()
+        if state != .terminated { setState(.terminated) }
+    }
+
+    private func tearDownContext() {
+        guard let context else { return }
+        // No callbacks into a connection that is letting the context go.
+        pa_context_set_state_callback(context, nil, nil)
+        pa_context_set_subscribe_callback(context, nil, nil)
+        pa_context_disconnect(context)
+        pa_context_unref(context)
+        self.context = nil
+        self.contextBox = nil
+    }
+
+    func setState(_ newState: State) {
+        guard newState != state else { return }
+        state = newState
+        onStateChange(newState)
+    }
+
+    /// Handles a `pa_context` state change.
+    fileprivate func contextStateChanged() {
+        guard let context else { return }
+        switch pa_context_get_state(context) {
+        case PA_CONTEXT_UNCONNECTED:
+            setState(.unconnected)
+        case PA_CONTEXT_CONNECTING, PA_CONTEXT_AUTHORIZING, PA_CONTEXT_SETTING_NAME:
+            setState(.connecting)
+        case PA_CONTEXT_READY:
+            // Reported as .ready when the server info arrives (before the
+            // initial snapshot, since replies come in request order).
+            startTracking()
+        case PA_CONTEXT_FAILED:
+            setState(.failed(Self.errorText(context)))
+        case PA_CONTEXT_TERMINATED:
+            setState(.terminated)
+        default:
+            break
+        }
+    }
+
+    /// Whether the context can take requests (it may be ready a moment
+    /// before ``state`` says so).
+    var contextIsReady: Bool {
+        guard let context else { return false }
+        return pa_context_get_state(context) == PA_CONTEXT_READY
+    }
+
+    // MARK: - Writing
+
+    /// Sets a sink input's per-channel volume and remembers it, so the
+    /// server's echo arrives with `levelChange == .ours`.
+    public func setVolume(index: UInt32, volumes: ChannelVolumes) {
+        guard let context, contextIsReady else {
+            onError("set volume of sink input \(index): not connected")
+            return
+        }
+        tracker.ownWrites[index, default: OwnWrites()].recordVolume(volumes, at: MainLoop.monotonicMicroseconds())
+        var cvolume = volumes.cVolume
+        let request = AcknowledgedRequest(connection: self, action: "set volume of sink input \(index)")
+        let started = request.start { userdata in
+            pa_context_set_sink_input_volume(context, index, &cvolume, AcknowledgedRequest.callback, userdata)
+        }
+        if !started { reportFailure(of: request.action, context: context) }
+    }
+
+    /// Mutes or unmutes a sink input and remembers it, like ``setVolume(index:volumes:)``.
+    public func setMute(index: UInt32, muted: Bool) {
+        guard let context, contextIsReady else {
+            onError("set mute of sink input \(index): not connected")
+            return
+        }
+        tracker.ownWrites[index, default: OwnWrites()].recordMute(muted, at: MainLoop.monotonicMicroseconds())
+        let request = AcknowledgedRequest(connection: self, action: "set mute of sink input \(index)")
+        let started = request.start { userdata in
+            pa_context_set_sink_input_mute(context, index, muted ? 1 : 0, AcknowledgedRequest.callback, userdata)
+        }
+        if !started { reportFailure(of: request.action, context: context) }
+    }
+
+    /// Calls `completion` once the server has answered every request sent
+    /// so far (at once when none is pending or the connection is gone), so
+    /// the daemon can quit without losing its last writes.
+    public func drain(_ completion: @escaping () -> Void) {
+        guard let context, contextIsReady else {
+            completion()
+            return
+        }
+        let request = DrainRequest(completion: completion)
+        // pa_context_drain returns NULL when nothing is pending.
+        if !request.start({ pa_context_drain(context, DrainRequest.callback, $0) }) {
+            completion()
+        }
+    }
+
+    // MARK: - Errors
+
+    /// Reports `action` as failed with the context's last error.
+    func reportFailure(of action: String, context: OpaquePointer?) {
+        onError("\(action): \(Self.errorText(context))")
+    }
+
+    static func errorText(_ context: OpaquePointer?) -> String {
+        guard let text = pa_strerror(pa_context_errno(context)) else { return "unknown error" }
+        return String(cString: text)
+    }
+}
+
+// MARK: - C side
+
+/// What the context's long-lived callbacks reach. The connection owns it
+/// and lets it go together with the context, so it is passed unretained.
+private final class ContextBox {
+    weak var connection: PulseConnection?
+
+    init(connection: PulseConnection) {
+        self.connection = connection
+    }
+
+    static func connection(_ userdata: UnsafeMutableRawPointer?) -> PulseConnection? {
+        guard let userdata else { return nil }
+        return Unmanaged<ContextBox>.fromOpaque(userdata).takeUnretainedValue().connection
+    }
+
+    static let stateCallback: pa_context_notify_cb_t = { _, userdata in
+        connection(userdata)?.contextStateChanged()
+    }
+
+    static let subscribeCallback: pa_context_subscribe_cb_t = { _, event, index, userdata in
+        // Taken first: the daemon's reaction time starts here.
+        let receivedAt = MainLoop.monotonicMicroseconds()
+        connection(userdata)?.subscriptionEvent(event, index: index, receivedAt: receivedAt)
+    }
+}
+
+/// `pa_context_drain`: completes once, when drained or when the context goes.
+private final class DrainRequest: PulseRequest {
+    private var completion: (() -> Void)?
+
+    init(completion: @escaping () -> Void) {
+        self.completion = completion
+    }
+
+    private func complete() {
+        let completion = self.completion
+        self.completion = nil
+        completion?()
+    }
+
+    override func ended(cancelled: Bool) {
+        complete()
+    }
+
+    static let callback: pa_context_notify_cb_t = { _, userdata in
+        let request: DrainRequest? = borrow(userdata)
+        request?.complete()
+    }
+}
