@@ -62,7 +62,7 @@ extension Engine {
             }
         }
         if !primary.isHook || primary.player != nil || !primary.properties.isEmpty {
-            nowPlaying.take(app: primary.app, stream: id)
+            nowPlaying.take(app: primary.app, stream: id, player: primary.player)
         }
     }
 
@@ -133,8 +133,10 @@ extension Engine {
         if wanted == .pause, stream.userOwnsPlayback { wanted = .none }
         if case .duck = wanted, stream.userOwnsVolume { wanted = .none }
         if demand.0 == .none { stream.userOwnsVolume = false }
-        // Leave alone what is paused by someone else; it is acted on when it plays again.
+        // Leave alone what is paused by someone else; it is acted on when it plays again. What the user
+        // muted is silent already: the mute fallback would only unmute it later.
         if !stream.playing, stream.pausedBy == nil { wanted = .none }
+        if stream.userMuted, stream.pausedBy == nil, wanted == .pause { wanted = .none }
         guard wanted != stream.effect else {
             streams[id] = stream
             return
@@ -159,6 +161,7 @@ extension Engine {
             if case .duck = wanted, let source { stream.duckClass = source }
             let duckClass = stream.duckClass ?? source
             if stream.pausedBy == .mute {
+                if stream.interruptionClass.kind == .primary, !stream.escalated { stream.startedAt = now }
                 stream.ramp = Ramp(from: 0, to: target, start: now, duration: policy.muteFade)
                 out.append(.unmute(id, to: target, fade: policy.muteFade))
                 out.append(.decision(decision(stream, reason: reason, action: "unmuted, fading in")))
@@ -166,6 +169,7 @@ extension Engine {
                 if stream.pausedBy == .player, let player = stream.player {
                     out.append(.resume(id, player))
                     stream.playing = true
+                    if stream.interruptionClass.kind == .primary, !stream.escalated { stream.startedAt = now }
                     out.append(.decision(decision(stream, reason: reason, action: "resumed")))
                 }
                 if target != current {

@@ -33,8 +33,10 @@ public struct Engine: Sendable {
         case let .streamChanged(id, properties):
             guard var stream = streams[id], stream.isLive else { break }
             stream.properties = properties
-            if !stream.isHook { stream.classification = policy.classify(properties) }
+            if !stream.isHook { reclassify(&stream, as: policy.classify(properties), now: now) }
             streams[id] = stream
+        case let .playerGone(player):
+            playerGone(player)
         case let .streamEnded(id), let .interruptionEnded(id):
             end(id, now: now, into: &out)
         case let .userVolume(id, _):
@@ -60,7 +62,7 @@ public struct Engine: Sendable {
                     stream.classification.interruptionClass = cls
                 }
             } else {
-                stream.classification = policy.classify(stream.properties)
+                reclassify(&stream, as: policy.classify(stream.properties), now: now)
             }
             streams[id] = stream
         }
@@ -197,7 +199,10 @@ public struct Engine: Sendable {
 
     private mutating func userChangedMute(_ id: StreamID, muted: Bool, now: Milliseconds,
                                           into out: inout [Command]) {
-        guard var stream = streams[id], stream.isLive, !muted, stream.pausedBy == .mute else { return }
+        guard var stream = streams[id], stream.isLive else { return }
+        stream.userMuted = muted
+        streams[id] = stream
+        guard !muted, stream.pausedBy == .mute else { return }
         // The user unmuted what the policy muted: it's theirs again. Bring its volume back, or they'd
         // unmute into the silence the fade left.
         stream.pausedBy = nil
@@ -215,6 +220,8 @@ public struct Engine: Sendable {
         guard var stream = streams[id], stream.isLive, !stream.isHook else { return }
         let wasPlaying = stream.playing
         stream.playing = playing
+        // The user pressing play wins over the interruptions in force, whoever paused the player.
+        if playing, !wasPlaying { stream.userOwnsPlayback = true }
         if playing, stream.pausedBy == .player {
             // Playing again while the engine holds it paused: the user (or a player that ignored
             // Pause) overrode us. The user wins until this interruption is over.
@@ -235,6 +242,31 @@ public struct Engine: Sendable {
             stream.startedAt = now
             streams[id] = stream
         }
+    }
+
+    /// A new class for a live stream. Becoming primary counts as starting: the grace runs from now.
+    mutating func reclassify(_ stream: inout TrackedStream, as classification: Classification, now: Milliseconds) {
+        let wasPrimary = stream.interruptionClass.kind == .primary
+        stream.classification = classification
+        if classification.interruptionClass.kind == .primary, !wasPrimary {
+            activations += 1
+            stream.activation = activations
+            stream.startedAt = now
+            stream.escalated = false
+        }
+    }
+
+    private mutating func playerGone(_ player: PlayerID) {
+        for id in order {
+            guard var stream = streams[id], stream.player == player else { continue }
+            if stream.pausedBy == .player {
+                stream.pausedBy = nil
+                stream.effect = .none
+            }
+            stream.player = nil
+            streams[id] = stream
+        }
+        nowPlaying.remove(player: player)
     }
 
     func decision(_ stream: TrackedStream, reason: String, action: String) -> Decision {

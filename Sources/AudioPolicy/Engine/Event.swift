@@ -18,6 +18,9 @@ public enum Event: Hashable, Sendable {
     case interruptionBegan(token: StreamID, className: String, Properties)
     /// A hook's interruption ended.
     case interruptionEnded(token: StreamID)
+    /// A player left the bus (its app quit): its app no longer holds Now Playing, and its streams can
+    /// only be paused by the mute fallback from now on.
+    case playerGone(PlayerID)
     /// Time passed: a deadline from ``Engine/nextDeadline`` was reached.
     case tick
 }

@@ -6,19 +6,28 @@ struct NowPlaying: Hashable, Sendable {
     private var apps: [String] = []
     /// The stream that stands for each app (its most recent primary stream).
     private var streams: [String: StreamID] = [:]
+    /// Each app's player, so the app can be dropped when its player leaves the bus.
+    private var players: [String: PlayerID] = [:]
 
     var owner: StreamID? { apps.last.flatMap { streams[$0] } }
 
-    mutating func take(app: String, stream: StreamID) {
+    mutating func take(app: String, stream: StreamID, player: PlayerID?) {
         apps.removeAll { $0 == app }
         apps.append(app)
         streams[app] = stream
+        players[app] = player ?? players[app]
+    }
+
+    /// The app of this player quit.
+    mutating func remove(player: PlayerID) {
+        for (app, candidate) in players where candidate == player { remove(app: app) }
     }
 
     /// The app is gone (its last stream ended and it has no player to come back with).
     mutating func remove(app: String) {
         apps.removeAll { $0 == app }
         streams[app] = nil
+        players[app] = nil
     }
 
     func contains(app: String) -> Bool { streams[app] != nil }

@@ -31,6 +31,8 @@ struct TrackedStream: Sendable {
     var userOwnsVolume = false
     /// The user resumed or unmuted during a transient pause: no more pausing until the pauses are over.
     var userOwnsPlayback = false
+    /// The user muted it: the mute fallback leaves it alone (and so never unmutes it).
+    var userMuted = false
 
     init(id: StreamID, properties: Properties, player: PlayerID?, classification: Classification,
          isHook: Bool, startedAt: Milliseconds, activation: Int) {
@@ -49,9 +51,14 @@ struct TrackedStream: Sendable {
     /// Who the stream belongs to: streams of one app never interrupt each other, and Now Playing is
     /// tracked per app.
     var app: String {
-        if let player { return "player:\(player.rawValue)" }
+        // The process first: a browser's music (with its MPRIS player) and its notification sounds
+        // (without) are one app.
         for key in ["application.process.id", "application.id", "pipewire.access.portal.app_id",
-                    "application.flatpak.id", "application.name", "application.process.binary"] {
+                    "application.flatpak.id"] {
+            if let value = properties[key], !value.isEmpty { return "\(key)=\(value)" }
+        }
+        if let player { return "player:\(player.rawValue)" }
+        for key in ["application.name", "application.process.binary"] {
             if let value = properties[key], !value.isEmpty { return "\(key)=\(value)" }
         }
         return "stream:\(id.rawValue)"

@@ -22,7 +22,8 @@ import TOMLKit
 ///
 /// An `[[event]]` has `at` and exactly one of: `start = ID` (+ `properties`, `player`), `end = ID`,
 /// `volume = ID` + `level` (linear 0…1.5), `mute = ID` + `muted`, `playing = ID`, `paused = ID`,
-/// `interrupt = TOKEN` + `class` (+ `properties`), `release = TOKEN`, `change = ID` + `properties`.
+/// `interrupt = TOKEN` + `class` (+ `properties`), `release = TOKEN`, `change = ID` + `properties`,
+/// `player-gone = "org.mpris.MediaPlayer2.NAME"` (the player's app quit).
 /// An `[[expect]]` has `at` and either `stream = ID` as above or `now-playing = ID` (`""` for none).
 /// Steps run by `at`; steps at the same time run in file order. Class names are checked by the runner,
 /// against the policy.
@@ -62,7 +63,8 @@ public enum FixtureLoader {
 
     private typealias StepReader = (TOMLTable, TOMLKeyPath, SourceLocation, TOMLReader) -> FixtureStep.Action?
 
-    static let eventVerbs = ["start", "end", "volume", "mute", "playing", "paused", "interrupt", "release", "change"]
+    static let eventVerbs = ["start", "end", "volume", "mute", "playing", "paused", "interrupt", "release", "change",
+                            "player-gone"]
     /// The keys each verb takes besides `at`; the first list is required.
     static let eventOptions: [String: (required: [String], optional: [String])] = [
         "start": ([], ["properties", "player"]),
@@ -143,6 +145,7 @@ extension FixtureLoader {
             case "end": return .event(.streamEnded(id))
             case "playing", "paused": return .event(.playback(id, playing: verb == "playing"))
             case "release": return .event(.interruptionEnded(token: id))
+            case "player-gone": return .event(.playerGone(PlayerID(id.rawValue)))
             default: return nil
             }
         }
