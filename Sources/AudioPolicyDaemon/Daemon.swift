@@ -99,7 +99,11 @@ public final class Daemon {
     // MARK: - Feeding the engine
 
     func feed(_ event: Event) {
-        execute(engine.handle(event, at: now))
+        let commands = engine.handle(event, at: now)
+        // Stopping: the engine has released every stream. Nothing it decides now may be carried out (a
+        // grace time running out, or a stream changing, would mute or duck again what the stop is
+        // restoring); only the repair of a stream that ends meanwhile still is.
+        execute(stopping ? commands.filter { if case .repairSaved = $0 { true } else { false } } : commands)
         armTimer()
     }
 
@@ -107,7 +111,9 @@ public final class Daemon {
     func armTimer() {
         guard let timer else { return }
         let at = nowPrecise
-        let next = [ramps.nextStep(after: at), engine.nextDeadline.map(Double.init)].compactMap { $0 }.min()
+        // While stopping, engine deadlines are of no interest (and, never fed, would stay due).
+        let deadline = stopping ? nil : engine.nextDeadline.map(Double.init)
+        let next = [ramps.nextStep(after: at), deadline].compactMap { $0 }.min()
         guard let next else {
             timer.cancel()
             return
@@ -117,7 +123,7 @@ public final class Daemon {
 
     private func timerFired() {
         stepRamps()
-        if let due = engine.nextDeadline, due <= now { feed(.tick) }
+        if !stopping, let due = engine.nextDeadline, due <= now { feed(.tick) }
         armTimer()
         if stopping, ramps.isIdle { finishStop() }
     }
