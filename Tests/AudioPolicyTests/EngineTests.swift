@@ -322,6 +322,32 @@ struct EngineLifecycleTests {
         #expect(h.commands(for: "game").filter { if case .unmute = $0 { true } else { false } }.isEmpty)
     }
 
+    @Test("a player that ignores Pause falls back to fade-and-mute, and is unmuted after")
+    func pauseIgnoredFallsBackToMute() {
+        var h = EngineHarness()
+        h.at(0, music("stubborn"))
+        h.at(2000, stream("call", role: "phone"))
+        let out = h.at(3000, .pauseIgnored("stubborn"))
+        #expect(out == [.mute("stubborn", fade: 500)])
+        #expect(h.engine.isMuted("stubborn"))
+        h.at(5000, .streamEnded("call"))
+        h.advance(to: 5500)
+        #expect(!h.engine.isMuted("stubborn"))
+        #expect(!h.commands(for: "stubborn").contains { if case .resume = $0 { true } else { false } })
+    }
+
+    @Test("a player found after the stream started is used to pause it; losing it falls back to muting")
+    func playerAttachedLater() {
+        var h = EngineHarness()
+        h.at(0, stream("mpv", role: "music"))
+        let player = PlayerID("org.mpris.MediaPlayer2.mpv")
+        h.at(100, .playerChanged("mpv", player))
+        h.at(2000, stream("call", role: "phone"))
+        #expect(h.commands(for: "mpv") == [.pause("mpv", player)])
+        let out = h.at(2500, .playerChanged("mpv", nil))
+        #expect(out.contains(.mute("mpv", fade: 500)))
+    }
+
     @Test("a hook's interruption ducks like a stream and ends on release")
     func hookInterruption() {
         var h = EngineHarness()

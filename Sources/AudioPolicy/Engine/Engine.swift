@@ -37,6 +37,16 @@ public struct Engine: Sendable {
             streams[id] = stream
         case let .playerGone(player):
             playerGone(player)
+        case let .playerChanged(id, player):
+            guard var stream = streams[id], stream.isLive, !stream.isHook else { break }
+            if player == nil, stream.pausedBy == .player {
+                stream.pausedBy = nil // reconcile pauses it again, by the mute fallback
+                stream.effect = .none
+            }
+            stream.player = player
+            streams[id] = stream
+        case let .pauseIgnored(id):
+            pauseIgnored(id, now: now, into: &out)
         case let .streamEnded(id), let .interruptionEnded(id):
             end(id, now: now, into: &out)
         case let .userVolume(id, _):
@@ -254,6 +264,18 @@ public struct Engine: Sendable {
             stream.startedAt = now
             stream.escalated = false
         }
+    }
+
+    private mutating func pauseIgnored(_ id: StreamID, now: Milliseconds, into out: inout [Command]) {
+        guard var stream = streams[id], stream.isLive, stream.pausedBy == .player else { return }
+        let current = stream.ramp.value(at: now)
+        stream.pausedBy = .mute
+        stream.playing = true
+        stream.ramp = Ramp(from: current, to: 0, start: now, duration: policy.muteFade)
+        streams[id] = stream
+        out.append(.mute(id, fade: policy.muteFade))
+        out.append(.decision(decision(stream, reason: "its player ignored Pause",
+                                      action: "faded out and muted instead (to be unmuted)")))
     }
 
     private mutating func playerGone(_ player: PlayerID) {

@@ -18,6 +18,10 @@ public enum Event: Hashable, Sendable {
     case interruptionBegan(token: StreamID, className: String, Properties)
     /// A hook's interruption ended.
     case interruptionEnded(token: StreamID)
+    /// The stream's controllable player became known (or, with nil, is no longer known).
+    case playerChanged(StreamID, PlayerID?)
+    /// The stream's player ignored Pause (still Playing a while after it): fall back to fade-and-mute.
+    case pauseIgnored(StreamID)
     /// A player left the bus (its app quit): its app no longer holds Now Playing, and its streams can
     /// only be paused by the mute fallback from now on.
     case playerGone(PlayerID)
