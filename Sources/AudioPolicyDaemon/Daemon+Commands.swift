@@ -12,19 +12,19 @@ extension Daemon {
         case let .ramp(id, from, to, duration):
             guard let index = index(of: id) else { return }
             ramps.start(index, Ramp(from: from, to: to, start: now, duration: duration))
-            stepRamps()
+            stepRamps(ahead: RampStepper.stepInterval)
         case let .mute(id, fade):
             guard let index = index(of: id), let live = streams[index] else { return }
             streams[index]?.policyMuted = true
             ramps.start(index, Ramp(from: live.factor, to: 0, start: now, duration: fade), then: .mute)
-            stepRamps()
+            stepRamps(ahead: RampStepper.stepInterval)
         case let .unmute(id, to, fade):
             guard let index = index(of: id) else { return }
             streams[index]?.policyMuted = false
             write(index, factor: 0)
             pulse?.setMute(index: index, muted: false)
             ramps.start(index, Ramp(from: 0, to: to, start: now, duration: fade))
-            stepRamps()
+            stepRamps(ahead: RampStepper.stepInterval)
         case let .yieldVolume(id):
             guard let index = index(of: id), var live = streams[index] else { return }
             ramps.cancel(index)
@@ -52,9 +52,10 @@ extension Daemon {
         UInt32(id.rawValue).flatMap { streams[$0] == nil ? nil : $0 }
     }
 
-    /// Writes the current value of every running ramp; mutes what has faded out.
-    func stepRamps() {
-        let (factors, completed) = ramps.step(at: nowPrecise)
+    /// Writes the current value of every running ramp; mutes what has faded out. A ramp that has just
+    /// started is written one step `ahead`, so the first change goes out at once rather than a tick later.
+    func stepRamps(ahead: Double = 0) {
+        let (factors, completed) = ramps.step(at: nowPrecise + ahead)
         for (index, factor) in factors { write(index, factor: factor) }
         for (index, completion) in completed where completion == .mute {
             pulse?.setMute(index: index, muted: true)

@@ -11,6 +11,7 @@ struct AudioPolicyCommand: ParsableCommand {
             Run.self,
             Status.self,
             Test.self,
+            Bench.self,
             Check.self,
             Explain.self,
         ]

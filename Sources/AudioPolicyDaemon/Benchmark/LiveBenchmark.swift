@@ -1,0 +1,167 @@
+import AudioPolicy
+import Foundation
+
+/// Measures the daemon on the real sound server in `PULSE_SERVER`: reaction time from the server
+/// announcing a navigation prompt to our duck requests for every stream, with `streams` other
+/// streams alive; wake-ups while idle with those streams playing; resident memory.
+///
+/// The streams are real: `pacat` processes playing silence, all of one app (so a prompt ducks every
+/// one of them: the worst case). The daemon runs in this process, on its usual loop.
+public final class LiveBenchmark {
+    public struct Result: Sendable {
+        public var server: String?
+        public var streams: Int
+        /// Server announcement → duck requests queued for all streams, µs.
+        public var reaction: Percentiles?
+        public var idleSeconds: Int
+        public var idleWakeups: Int
+        public var residentKiB: Int
+        public var peakResidentKiB: Int
+    }
+
+    let streamCount: Int
+    let prompts: Int
+    let idleSeconds: Int
+    private var children: [Process] = []
+    private var result: Result?
+    private var failure: String?
+
+    public init(streams: Int = 200, prompts: Int = 30, idleSeconds: Int = 10) {
+        self.streamCount = streams
+        self.prompts = prompts
+        self.idleSeconds = idleSeconds
+    }
+
+    public func run() throws -> Result {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("audio-policyd-bench-\(getpid())").path
+        defer {
+            for child in children where child.isRunning { child.terminate() }
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+        var options = DaemonOptions(policy: .embeddedDefault, policyPath: nil, socketPath: folder + "/control",
+                                    verbose: false)
+        options.stopFade = 0
+        let daemon = Daemon(options: options)
+        daemon.log.logLevel = .warning
+        let driver = Driver(benchmark: self, daemon: daemon)
+        daemon.onReady = { [unowned driver] in driver.begin() }
+        _ = try daemon.run()
+        if let failure { throw BenchmarkError(message: failure) }
+        guard let result else { throw BenchmarkError(message: "the benchmark did not finish") }
+        return result
+    }
+
+    struct BenchmarkError: Error, CustomStringConvertible {
+        var message: String
+        var description: String { message }
+    }
+
+    /// Plays silence as a stream with the given properties until terminated.
+    func play(_ properties: [String: String]) -> Process? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/pacat")
+        process.arguments = ["--playback", "--latency-msec=200"]
+            + properties.sorted { $0.key < $1.key }.map { "--property=\($0.key)=\($0.value)" } + ["/dev/zero"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            failure = "cannot start pacat: \(error)"
+            return nil
+        }
+        children.append(process)
+        return process
+    }
+
+    /// Steps through the scenario on the daemon's own loop, with one timer.
+    private final class Driver {
+        unowned let benchmark: LiveBenchmark
+        let daemon: Daemon
+        var timer: MainLoop.Timer?
+        var step: () -> Void = {}
+        var promptsLeft = 0
+        var prompt: Process?
+        var seen = 0
+        var idleStart = ProcessStats.current()
+        var started = false
+        var waitedTicks = 0
+
+        init(benchmark: LiveBenchmark, daemon: Daemon) {
+            self.benchmark = benchmark
+            self.daemon = daemon
+        }
+
+        func after(_ milliseconds: UInt64, _ next: @escaping () -> Void) {
+            step = next
+            timer?.schedule(after: milliseconds * 1000)
+        }
+
+        func fail(_ message: String) {
+            benchmark.failure = message
+            daemon.stop()
+        }
+
+        func begin() {
+            guard !started else { return }
+            started = true
+            timer = MainLoop.Timer(loop: daemon.loop) { [unowned self] in self.step() }
+            for _ in 0..<benchmark.streamCount {
+                guard benchmark.play(["media.role": "music", "application.name": "bench-music",
+                                      "application.process.id": "4242"]) != nil else { return fail(benchmark.failure ?? "") }
+            }
+            waitedTicks = 0
+            after(100, waitForStreams)
+        }
+
+        func waitForStreams() {
+            waitedTicks += 1
+            guard daemon.streams.count >= benchmark.streamCount else {
+                return waitedTicks > 600 ? fail("only \(daemon.streams.count) of \(benchmark.streamCount) streams appeared")
+                    : after(100, waitForStreams)
+            }
+            promptsLeft = benchmark.prompts
+            daemon.reactionTimes = []
+            daemon.recordReactionTimes = true
+            after(500, nextPrompt)
+        }
+
+        func nextPrompt() {
+            guard promptsLeft > 0 else {
+                daemon.recordReactionTimes = false
+                // Let the last restore ramp finish, then count wake-ups while idle.
+                return after(2000) { [unowned self] in
+                    self.idleStart = ProcessStats.current()
+                    self.after(UInt64(self.benchmark.idleSeconds) * 1000, self.finish)
+                }
+            }
+            promptsLeft -= 1
+            seen = daemon.reactionTimes.count
+            prompt = benchmark.play(["media.role": "navigation", "application.name": "bench-prompt"])
+            waitedTicks = 0
+            after(50, waitForPrompt)
+        }
+
+        func waitForPrompt() {
+            waitedTicks += 1
+            guard daemon.reactionTimes.count > seen else {
+                return waitedTicks > 200 ? fail("the prompt stream never appeared") : after(50, waitForPrompt)
+            }
+            prompt?.terminate()
+            // Hold (500 ms) and restore ramp (1000 ms) of the default policy, and a margin.
+            after(1800, nextPrompt)
+        }
+
+        func finish() {
+            let end = ProcessStats.current()
+            benchmark.result = Result(
+                server: daemon.serverName, streams: benchmark.streamCount,
+                reaction: Percentiles(daemon.reactionTimes.map(Double.init)), idleSeconds: benchmark.idleSeconds,
+                // The benchmark's own timer woke the process once to end the idle period.
+                idleWakeups: max(0, end.contextSwitches - idleStart.contextSwitches - 1),
+                residentKiB: end.residentKiB, peakResidentKiB: end.peakResidentKiB)
+            for child in benchmark.children where child.isRunning { child.terminate() }
+            daemon.stop()
+        }
+    }
+}

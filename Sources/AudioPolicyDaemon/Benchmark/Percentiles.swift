@@ -1,0 +1,22 @@
+/// Summary statistics of a set of measurements.
+public struct Percentiles: Sendable, CustomStringConvertible {
+    public let count: Int
+    public let p50: Double
+    public let p99: Double
+    public let max: Double
+
+    public init?(_ samples: [Double]) {
+        guard !samples.isEmpty else { return nil }
+        let sorted = samples.sorted()
+        func at(_ q: Double) -> Double { sorted[Swift.min(sorted.count - 1, Int((Double(sorted.count - 1) * q).rounded(.up)))] }
+        count = sorted.count
+        p50 = at(0.5)
+        p99 = at(0.99)
+        max = sorted[sorted.count - 1]
+    }
+
+    public var description: String {
+        func f(_ v: Double) -> String { v < 10 ? String(format: "%.2f", v) : String(format: "%.0f", v) }
+        return "p50 \(f(p50)), p99 \(f(p99)), max \(f(max)) (n=\(count))"
+    }
+}

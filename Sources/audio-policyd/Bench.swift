@@ -1,0 +1,96 @@
+import ArgumentParser
+import AudioPolicy
+import AudioPolicyDaemon
+import Foundation
+
+/// `audio-policyd bench`: the figures the README quotes.
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Measure decision time, fixture throughput, and (with a sound server) reaction time, idle wake-ups and memory.")
+
+    @Option(help: "Streams alive while measuring.")
+    var streams = 200
+
+    @Option(help: "Navigation prompts to time on the live server.")
+    var prompts = 30
+
+    @Option(help: "Seconds to count idle wake-ups.")
+    var idleSeconds = 10
+
+    @Option(help: "Fixture folder for the throughput figure.")
+    var fixtures = "Tests/Fixtures"
+
+    @Flag(help: "Skip the live part even when a sound server is reachable.")
+    var noLive = false
+
+    func run() throws {
+        print("engine decision, \(streams) streams alive (µs): \(EngineBenchmark.decisionTimes(streams: streams))")
+        if FileManager.default.fileExists(atPath: fixtures) {
+            let (count, seconds) = try fixtureThroughput()
+            print(String(format: "fixtures: %d replays in %.1f ms (%.0f fixtures/s)", count, seconds * 1000,
+                         Double(count) / seconds))
+        }
+        guard !noLive else { return }
+        guard ProcessInfo.processInfo.environment["PULSE_SERVER"] != nil || FileManager.default.fileExists(
+            atPath: (ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? "/nonexistent") + "/pulse/native") else {
+            print("live: skipped (no sound server; set PULSE_SERVER)")
+            return
+        }
+        let result = try LiveBenchmark(streams: streams, prompts: prompts, idleSeconds: idleSeconds).run()
+        print("live on \(result.server ?? "?"): \(result.streams) streams")
+        print("  reaction, server announces prompt -> duck requests for all streams (µs): "
+            + (result.reaction.map(String.init(describing:)) ?? "no samples"))
+        print("  idle wake-ups with \(result.streams) streams playing: \(result.idleWakeups) in \(result.idleSeconds) s")
+        print("  memory: \(result.residentKiB / 1024) MiB resident, \(result.peakResidentKiB / 1024) MiB peak")
+    }
+
+    /// Replays every fixture (at least 1000 replays, cycling) and returns the count and seconds.
+    private func fixtureThroughput() throws -> (Int, Double) {
+        var policies = PolicyCache(override: nil)
+        var loaded: [(Fixture, Policy)] = []
+        for path in try FixtureFiles.expand([fixtures]) {
+            if case let .success(fixture) = Result(catching: { try FixtureLoader.load(text: try PolicyFile.readText(path), file: path) }),
+               case let .success(policy) = Result(catching: { try policies.policy(for: fixture) }) {
+                loaded.append((fixture, policy))
+            }
+        }
+        guard !loaded.isEmpty else { return (0, 1) }
+        let runner = FixtureRunner()
+        let count = max(1000, loaded.count)
+        let start = DispatchTime.now().uptimeNanoseconds
+        var failures = 0
+        for i in 0..<count {
+            let (fixture, policy) = loaded[i % loaded.count]
+            failures += runner.run(fixture, policy: policy).failures.count
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        if failures > 0 { print("  (note: \(failures) expectations failed while timing)") }
+        return (count, seconds)
+    }
+}
+
+/// The pure engine's decision time for a navigation prompt with many streams alive.
+enum EngineBenchmark {
+    static func decisionTimes(streams: Int, rounds: Int = 2000) -> Percentiles {
+        var engine = Engine(policy: .embeddedDefault)
+        var now = 0
+        for i in 0..<streams {
+            _ = engine.handle(.streamStarted(StreamID("m\(i)"), ["media.role": "music", "application.process.id": "42"],
+                                             player: nil), at: now)
+        }
+        now += 10000
+        _ = engine.handle(.tick, at: now)
+        var samples: [Double] = []
+        samples.reserveCapacity(rounds)
+        for round in 0..<rounds {
+            let id = StreamID("nav\(round)")
+            let start = DispatchTime.now().uptimeNanoseconds
+            _ = engine.handle(.streamStarted(id, ["media.role": "navigation"], player: nil), at: now)
+            samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1000)
+            _ = engine.handle(.streamEnded(id), at: now + 100)
+            now += 5000
+            _ = engine.handle(.tick, at: now)
+        }
+        return Percentiles(samples)!
+    }
+}

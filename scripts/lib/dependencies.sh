@@ -1,0 +1,29 @@
+# Installs the Debian packages audio-policyd builds and tests with, when any is missing.
+# Sourced by scripts/run and scripts/test.
+
+# Needed to build and run the daemon.
+RUNTIME_PACKAGES=(libpulse-dev libdbus-1-dev pulseaudio pulseaudio-utils)
+# Needed by the tests: real servers, real players, real measurements.
+TEST_PACKAGES=(libasound2-dev libasound2-plugins alsa-utils pipewire pipewire-pulse wireplumber dbus
+               mpv mpv-mpris playerctl sox tmux)
+
+install_missing() {
+    local missing=()
+    local package
+    for package in "$@"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "installing: ${missing[*]}" >&2
+    local sudo=()
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    "${sudo[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+require_swift() {
+    command -v swift >/dev/null 2>&1 && return 0
+    [ -x /opt/swift/usr/bin/swift ] && export PATH="/opt/swift/usr/bin:$PATH" && return 0
+    echo "swift is not installed: get a Swift 6 toolchain from swift.org and put it on PATH" >&2
+    exit 1
+}
