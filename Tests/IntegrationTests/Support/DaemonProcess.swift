@@ -1,0 +1,122 @@
+import AudioPolicyDaemon
+import Foundation
+
+/// The daemon binary under test, running `run --verbose` against the test server with a runtime and
+/// config folder of its own. Its stderr is kept (in memory and in a file) and every line wakes the
+/// tests' waits. `deinit` kills it if it still runs, so no daemon outlives its test.
+final class DaemonProcess {
+    let folder: URL
+    let socketPath: String
+    let stderrFile: URL
+    let policy: String?
+    private let child: Child
+    private let stderr: LineLog
+    private let changes: Changes
+
+    /// Starts the daemon and waits until it answers `status`, is connected, and has taken in every
+    /// stream already on the server.
+    init(policy: String? = nil, changes: Changes, timeout: Double = 10) throws {
+        self.policy = policy
+        self.changes = changes
+        folder = try TestEnvironment.temporaryFolder("audio-policyd-daemon")
+        socketPath = folder.appendingPathComponent("control").path
+        stderrFile = folder.appendingPathComponent("stderr.log")
+        let binary = TestEnvironment.daemonBinary
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw CommandFailure(description: "no daemon binary at \(binary): build it, or set AUDIO_POLICYD_BIN")
+        }
+        var environment = TestEnvironment.variables
+        for (name, sub) in [("XDG_RUNTIME_DIR", "runtime"), ("XDG_CONFIG_HOME", "config")] {
+            let path = folder.appendingPathComponent(sub).path
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            environment[name] = path
+        }
+        let pipe = Pipe()
+        child = try Child([binary, "run", "--verbose", "--socket", socketPath]
+                            + (policy.map { ["--policy", $0] } ?? []),
+                          environment: environment, standardError: pipe)
+        stderr = LineLog(reading: pipe, changes: changes, copyTo: stderrFile)
+        try awaitReady(timeout: timeout)
+    }
+
+    deinit {
+        child.kill()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    var pid: Int32 { child.pid }
+    var isRunning: Bool { child.isRunning }
+
+    // MARK: - Control socket
+
+    /// Sends one request line on a new connection and returns the reply line.
+    func request(_ line: String) throws -> String {
+        try ControlConnection(path: socketPath).request(line)
+    }
+
+    /// `{"op":"status"}`, decoded.
+    func status() throws -> StatusReport {
+        let line = try request(#"{"id":1,"op":"status"}"#)
+        let reply = try JSONDecoder().decode(ControlReply.self, from: Data(line.utf8))
+        guard reply.ok, let status = reply.status else {
+            throw CommandFailure(description: "status failed: \(line)")
+        }
+        return status
+    }
+
+    /// The status row of sink input `index`, if the daemon tracks it.
+    func stream(_ index: UInt32?) throws -> StatusReport.Stream? {
+        try status().streams.first { $0.index != nil && $0.index == index }
+    }
+
+    // MARK: - Signals and exit
+
+    func signal(_ signal: Int32) { child.signal(signal) }
+
+    /// SIGTERM, then waits for the exit; returns the exit code (nil if it did not exit in `timeout` s).
+    func terminate(timeout: Double = 5) -> Int32? {
+        child.signal(SIGTERM)
+        return child.wait(timeout: timeout)
+    }
+
+    // MARK: - Log
+
+    /// Everything the daemon wrote to stderr so far, one line each.
+    var log: [String] { stderr.lines() }
+    var logText: String { log.joined(separator: "\n") }
+    /// How many lines so far (to look only at what comes after).
+    var logCount: Int { stderr.count }
+
+    /// Lines logged at warning level or above.
+    var problems: [String] {
+        log.filter { $0.contains(" warning audio-policyd") || $0.contains(" error audio-policyd")
+            || $0.contains(" critical audio-policyd") }
+    }
+
+    /// Waits until the daemon logs a line containing `text` (after the first `after` lines).
+    @discardableResult
+    func awaitLog(_ text: String, after: Int = 0, timeout: Double = 5) throws -> String {
+        try changes.await("the daemon to log \"\(text)\"", timeout: timeout) { () throws -> Probe<String> in
+            if let line = stderr.lines(from: after).first(where: { $0.contains(text) }) { return .done(line) }
+            if let code = child.exitCode { throw CommandFailure(description: "the daemon exited with \(code):\n\(logText)") }
+            return .waiting("\(stderr.count) lines, the last: \(stderr.lines().last ?? "none")")
+        }
+    }
+
+    // MARK: - Private
+
+    private func awaitReady(timeout: Double) throws {
+        try changes.await("the daemon to be ready", timeout: timeout) { () throws -> Probe<Void> in
+            if let code = child.exitCode {
+                throw CommandFailure(description: "the daemon exited with \(code) while starting:\n\(logText)")
+            }
+            guard let status = try? status() else { return .waiting("no answer on \(socketPath)") }
+            guard status.server != nil else { return .waiting("not connected to the sound server") }
+            let known = Set(status.streams.compactMap(\.index))
+            let present = try SoundServer.streams().map(\.index)
+            let missing = present.filter { !known.contains($0) }
+            return missing.isEmpty ? .done(()) : .waiting("streams not taken in yet: \(missing)")
+        }
+    }
+}
