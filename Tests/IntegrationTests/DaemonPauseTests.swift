@@ -1,0 +1,70 @@
+import AudioPolicy
+import AudioPolicyDaemon
+import Foundation
+import Testing
+
+extension DaemonTests {
+    @Test("a call pauses the music through the mute fallback (fade, then mute) and restores it exactly after")
+    func callMutesMusicThenRestoresIt() throws {
+        let (music, own) = try startMusic()
+        let daemon = try startDaemon()
+        let before = try record().level(Tone.musicBand)
+
+        let call = try play(.long, role: "phone", name: "call-app")
+        // The fallback fades: the server shows volumes between the user's and silence before the mute.
+        var fading: [Volume] = []
+        try awaitStream(music, "muted by the call", timeout: 5) { now in
+            if !now.muted, now.volume != own, now.volume.raw.contains(where: { $0 > 0 }) { fading.append(now.volume) }
+            return now.muted
+        }
+        #expect(!fading.isEmpty, "muted without a fade")
+        let row = try daemon.stream(music.index)
+        #expect(row?.state == .paused && row?.muted == true, "\(String(describing: row))")
+        #expect(try daemon.stream(call.index)?.class == "call")
+        let during = try record()
+        #expect(try during.level(Tone.musicBand) < -90, "the music is audible during the call")
+        #expect(try during.level(Tone.promptBand) > -30, "the call is not audible")
+
+        call.stop()
+        try events.awaitRemoval(of: try #require(call.index))
+        try awaitStream(music, "unmuted, back at exactly \(own)", timeout: 4) { !$0.muted && $0.volume == own }
+        let after = try record().level(Tone.musicBand)
+        #expect(abs(after - before) <= 0.5, "the music played at \(after) dB after the call, \(before) dB before")
+        #expect(try daemon.stream(music.index)?.state == .playing)
+        #expect(daemon.problems.isEmpty, "\(daemon.problems)")
+    }
+
+    @Test("a second music app pauses the first for good after the grace time, and takes Now Playing")
+    func secondMusicAppTakesOver() throws {
+        let (first, own) = try startMusic(name: "music-one")
+        let daemon = try startDaemon()
+        try awaitNowPlaying(first, daemon)
+
+        let second = try play(.otherMusic, role: "music", name: "music-two")
+        let secondStarted = Date()
+        // During the grace time it only ducks the first (a primary's duck, -14 dB)...
+        try awaitStream(first, "ducked during the grace time") { $0.volume.isOffset(by: -14, from: own, tolerance: 0.5) }
+        #expect(try !first.stream().muted)
+        // ...then the first, which has no player to pause, is faded out and muted.
+        try awaitStream(first, "muted once the grace time is over", timeout: 5) { $0.muted }
+        let took = Date().timeIntervalSince(secondStarted)
+        #expect(took >= 1.5, "muted \(took) s after the second app started, before the 1.5 s grace time")
+        let status = try daemon.status()
+        let row = status.streams.first { $0.index == first.index }
+        #expect(row?.state == .paused && row?.muted == true, "\(Self.describe(status))")
+        #expect(status.nowPlaying?.pid == Int(second.pid), "Now Playing: \(Self.describe(status))")
+        let during = try record()
+        #expect(try during.level(Tone.musicBand) < -90, "the first app is audible")
+        #expect(try during.level(1100...1300) > -30, "the second app is not audible")
+
+        // Paused for as long as the second plays: still muted a while later.
+        try changes.watch(for: 0.5) {
+            try #require(try first.stream().muted, "the first app came back while the second plays")
+        }
+        // The mute fallback ends with the app that caused it (nothing is left muted for good).
+        second.stop()
+        try events.awaitRemoval(of: try #require(second.index))
+        try awaitStream(first, "unmuted, back at exactly \(own)", timeout: 4) { !$0.muted && $0.volume == own }
+        #expect(daemon.problems.isEmpty, "\(daemon.problems)")
+    }
+}
