@@ -6,10 +6,22 @@ extension Engine {
     mutating func reconcile(now: Milliseconds, into out: inout [Command]) {
         expireHolds(now: now)
         escalateDuePrimaries(now: now, into: &out)
-        let interrupters = order.compactMap { streams[$0] }.filter(isInterrupting)
+        // Grouped by app: a stream is never interrupted by its own app, so each stream only looks at
+        // the other apps' interrupters (with 200 streams of one player, that is almost none).
+        var interruptersByApp: [String: [TrackedStream]] = [:]
+        var apps: [String] = []
+        for id in order {
+            guard let stream = streams[id], isInterrupting(stream) else { continue }
+            if interruptersByApp[stream.app] == nil { apps.append(stream.app) }
+            interruptersByApp[stream.app, default: []].append(stream)
+        }
         for id in order {
             guard let stream = streams[id], stream.isLive, !stream.isHook else { continue }
-            apply(demand(on: stream, from: interrupters), to: id, now: now, into: &out)
+            var effect = (Effect.none, InterruptionClass?.none)
+            for app in apps where app != stream.app {
+                effect = demand(on: stream, from: interruptersByApp[app] ?? [], over: effect)
+            }
+            apply(effect, to: id, now: now, into: &out)
         }
         if nowPlaying.owner != lastOwner {
             lastOwner = nowPlaying.owner
@@ -91,9 +103,9 @@ extension Engine {
     }
 
     /// The strictest effect the interruptions in force ask of `stream`, and the class that asks it.
-    private func demand(on stream: TrackedStream, from interrupters: [TrackedStream]) -> (Effect, InterruptionClass?) {
-        var effect = Effect.none
-        var source: InterruptionClass?
+    private func demand(on stream: TrackedStream, from interrupters: [TrackedStream],
+                        over strictest: (Effect, InterruptionClass?)) -> (Effect, InterruptionClass?) {
+        var (effect, source) = strictest
         for interrupter in interrupters where affects(interrupter, stream) {
             let cls = interrupter.interruptionClass
             let asked: Effect

@@ -2,8 +2,11 @@
 /// has done to it.
 struct TrackedStream: Sendable {
     let id: StreamID
-    var properties: Properties
-    var player: PlayerID?
+    var properties: Properties { didSet { app = Self.app(of: id, properties, player) } }
+    var player: PlayerID? { didSet { app = Self.app(of: id, properties, player) } }
+    /// Who the stream belongs to: streams of one app never interrupt each other, and Now Playing is
+    /// tracked per app. Kept up to date, since every decision compares it.
+    private(set) var app: String
     var classification: Classification
     /// A hook's interruption with no audio of its own: it acts on others and is never acted on.
     let isHook: Bool
@@ -43,14 +46,13 @@ struct TrackedStream: Sendable {
         self.isHook = isHook
         self.startedAt = startedAt
         self.activation = activation
+        self.app = Self.app(of: id, properties, player)
     }
 
     var interruptionClass: InterruptionClass { classification.interruptionClass }
     var isLive: Bool { endedAt == nil }
 
-    /// Who the stream belongs to: streams of one app never interrupt each other, and Now Playing is
-    /// tracked per app.
-    var app: String {
+    private static func app(of id: StreamID, _ properties: Properties, _ player: PlayerID?) -> String {
         // The process first: a browser's music (with its MPRIS player) and its notification sounds
         // (without) are one app.
         for key in ["application.process.id", "application.id", "pipewire.access.portal.app_id",
