@@ -192,7 +192,8 @@ public final class PulseConnection {
         }
         tracker.ownWrites[index, default: OwnWrites()].recordVolume(volumes, at: MainLoop.monotonicMicroseconds())
         var cvolume = volumes.cVolume
-        let request = AcknowledgedRequest(connection: self, action: "set volume of sink input \(index)")
+        let request = AcknowledgedRequest(connection: self, action: "set volume of sink input \(index)",
+                                          toleratesVanishedStream: true)
         let started = request.start { userdata in
             pa_context_set_sink_input_volume(context, index, &cvolume, AcknowledgedRequest.callback, userdata)
         }
@@ -206,7 +207,8 @@ public final class PulseConnection {
             return
         }
         tracker.ownWrites[index, default: OwnWrites()].recordMute(muted, at: MainLoop.monotonicMicroseconds())
-        let request = AcknowledgedRequest(connection: self, action: "set mute of sink input \(index)")
+        let request = AcknowledgedRequest(connection: self, action: "set mute of sink input \(index)",
+                                          toleratesVanishedStream: true)
         let started = request.start { userdata in
             pa_context_set_sink_input_mute(context, index, muted ? 1 : 0, AcknowledgedRequest.callback, userdata)
         }

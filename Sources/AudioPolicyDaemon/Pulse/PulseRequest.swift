@@ -54,14 +54,20 @@ final class AcknowledgedRequest: PulseRequest {
     weak var connection: PulseConnection?
     /// What was asked, for the error message ("set volume of sink input 12").
     let action: String
+    /// A write to a stream that may end at any moment: "no such entity" only means it ended first
+    /// (its REMOVE event follows), which is no failure.
+    let toleratesVanishedStream: Bool
 
-    init(connection: PulseConnection, action: String) {
+    init(connection: PulseConnection, action: String, toleratesVanishedStream: Bool = false) {
         self.connection = connection
         self.action = action
+        self.toleratesVanishedStream = toleratesVanishedStream
     }
 
     static let callback: pa_context_success_cb_t = { context, success, userdata in
         guard success == 0, let request: AcknowledgedRequest = borrow(userdata) else { return }
+        if request.toleratesVanishedStream, let context,
+           pa_context_errno(context) == Int32(PA_ERR_NOENTITY.rawValue) { return }
         request.connection?.reportFailure(of: request.action, context: context)
     }
 }
