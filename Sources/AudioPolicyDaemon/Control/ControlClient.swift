@@ -6,28 +6,7 @@ public final class ControlClient {
     private var buffer = Data()
 
     public init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError.current("socket") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        guard path.utf8.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            Foundation.close(fd)
-            throw POSIXError(.ENAMETOOLONG)
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: path.utf8)
-            raw[path.utf8.count] = 0
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard connected == 0 else {
-            let error = POSIXError.current("cannot reach the daemon at \(path) (is `audio-policyd run` running?)")
-            Foundation.close(fd)
-            throw error
-        }
+        fd = try UnixSocketAddress.connect(to: path)
     }
 
     deinit { Foundation.close(fd) }

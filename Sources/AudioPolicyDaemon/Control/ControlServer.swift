@@ -45,22 +45,14 @@ public final class ControlServer {
         listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard listener >= 0 else { throw POSIXError.current("socket") }
         unlink(path)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard path.utf8.count < capacity else {
+        let address: UnixSocketAddress
+        do {
+            address = try UnixSocketAddress(path: path)
+        } catch {
             Foundation.close(listener)
-            throw POSIXError(.ENAMETOOLONG)
+            throw error
         }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: path.utf8)
-            raw[path.utf8.count] = 0
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let bound = address.withSocketAddress { bind(listener, $0, $1) }
         guard bound == 0, chmod(path, 0o600) == 0, listen(listener, 16) == 0 else {
             let error = POSIXError.current("bind \(path)")
             Foundation.close(listener)

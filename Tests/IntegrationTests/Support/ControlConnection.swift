@@ -1,4 +1,5 @@
 import Foundation
+import AudioPolicyDaemon
 
 /// One connection to the daemon's control socket, speaking JSON lines. Every read has a deadline, so
 /// a daemon that stops answering fails the test instead of hanging it.
@@ -7,31 +8,10 @@ final class ControlConnection {
     private var buffer = Data()
 
     init(path: String, timeout: Double = 5) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw Self.failure("socket") }
+        fd = try UnixSocketAddress.connect(to: path)
         var interval = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        guard path.utf8.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            Foundation.close(fd)
-            throw CommandFailure(description: "socket path too long: \(path)")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: path.utf8)
-            raw[path.utf8.count] = 0
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard connected == 0 else {
-            let error = Self.failure("connect \(path)")
-            Foundation.close(fd)
-            throw error
-        }
     }
 
     deinit { Foundation.close(fd) }
