@@ -47,6 +47,8 @@ public struct Engine: Sendable {
             streams[id] = stream
         case let .pauseIgnored(id):
             pauseIgnored(id, now: now, into: &out)
+        case let .nowPlayingClaimed(token, properties, player):
+            nowPlaying.take(app: TrackedStream.app(of: token, properties, player), stream: token, player: player)
         case let .streamEnded(id), let .interruptionEnded(id):
             end(id, now: now, into: &out)
         case let .userVolume(id, _):

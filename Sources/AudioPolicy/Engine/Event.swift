@@ -25,6 +25,11 @@ public enum Event: Hashable, Sendable {
     /// A player left the bus (its app quit): its app no longer holds Now Playing, and its streams can
     /// only be paused by the mute fallback from now on.
     case playerGone(PlayerID)
+    /// A hook claimed Now Playing for its app, named by `properties` as a stream's app would be
+    /// (`application.process.id`, `application.name`); `player` is where remote commands for it go.
+    /// Nothing is paused or ducked. The claim lasts until another app takes Now Playing, or until
+    /// ``playerGone(_:)`` for `player` (the hook went away).
+    case nowPlayingClaimed(StreamID, Properties, player: PlayerID?)
     /// Time passed: a deadline from ``Engine/nextDeadline`` was reached.
     case tick
 }

@@ -52,7 +52,7 @@ struct TrackedStream: Sendable {
     var interruptionClass: InterruptionClass { classification.interruptionClass }
     var isLive: Bool { endedAt == nil }
 
-    private static func app(of id: StreamID, _ properties: Properties, _ player: PlayerID?) -> String {
+    static func app(of id: StreamID, _ properties: Properties, _ player: PlayerID?) -> String {
         // The process first: a browser's music (with its MPRIS player) and its notification sounds
         // (without) are one app.
         for key in ["application.process.id", "application.id", "pipewire.access.portal.app_id",
