@@ -10,18 +10,18 @@ extension Engine {
         // the other apps' interrupters (with 200 streams of one player, that is almost none).
         var interruptersByApp: [String: [TrackedStream]] = [:]
         var apps: [String] = []
-        for id in order {
-            guard let stream = streams[id], isInterrupting(stream) else { continue }
+        for stream in streams.values where isInterrupting(stream) {
             if interruptersByApp[stream.app] == nil { apps.append(stream.app) }
             interruptersByApp[stream.app, default: []].append(stream)
         }
-        for id in order {
-            guard let stream = streams[id], stream.isLive, !stream.isHook else { continue }
+        for position in streams.indices {
+            let stream = streams[position: position]
+            guard stream.isLive, !stream.isHook else { continue }
             var effect = (Effect.none, InterruptionClass?.none)
             for app in apps where app != stream.app {
                 effect = demand(on: stream, from: interruptersByApp[app] ?? [], over: effect)
             }
-            apply(effect, to: id, now: now, into: &out)
+            apply(effect, at: position, now: now, into: &out)
         }
         if nowPlaying.owner != lastOwner {
             lastOwner = nowPlaying.owner
@@ -32,16 +32,17 @@ extension Engine {
     // MARK: - Time
 
     private mutating func expireHolds(now: Milliseconds) {
-        for id in order {
-            guard let stream = streams[id], let endedAt = stream.endedAt,
-                  endedAt + stream.interruptionClass.hold <= now else { continue }
-            drop(id)
+        let expired = streams.values.filter { stream in
+            stream.endedAt.map { $0 + stream.interruptionClass.hold <= now } ?? false
         }
+        for stream in expired { drop(stream.id) }
     }
 
     private mutating func escalateDuePrimaries(now: Milliseconds, into out: inout [Command]) {
-        for id in order {
-            guard let stream = streams[id], stream.isLive, !stream.escalated,
+        for position in streams.indices {
+            let stream = streams[position: position]
+            let id = stream.id
+            guard stream.isLive, !stream.escalated,
                   stream.interruptionClass.kind == .primary, stream.playing, stream.pausedBy == nil,
                   now >= stream.startedAt + stream.interruptionClass.grace else { continue }
             escalate(id, now: now, into: &out)
@@ -54,7 +55,7 @@ extension Engine {
         guard var primary = streams[id] else { return }
         primary.escalated = true
         streams[id] = primary
-        for otherID in order where otherID != id {
+        for otherID in streams.ids where otherID != id {
             guard var other = streams[otherID], other.isLive, !other.isHook, let player = other.player,
                   affects(primary, other) else { continue }
             if other.pausedBy == .player {
@@ -136,9 +137,10 @@ extension Engine {
 
     // MARK: - Transitions
 
-    private mutating func apply(_ demand: (Effect, InterruptionClass?), to id: StreamID, now: Milliseconds,
+    private mutating func apply(_ demand: (Effect, InterruptionClass?), at position: Int, now: Milliseconds,
                                 into out: inout [Command]) {
-        guard var stream = streams[id] else { return }
+        var stream = streams[position: position]
+        let id = stream.id
         var (wanted, source) = demand
         // The user's own actions win for as long as the interruptions that provoked them last.
         if demand.0 != .pause { stream.userOwnsPlayback = false }
@@ -150,7 +152,7 @@ extension Engine {
         if !stream.playing, stream.pausedBy == nil { wanted = .none }
         if stream.userMuted, stream.pausedBy == nil, wanted == .pause { wanted = .none }
         guard wanted != stream.effect else {
-            streams[id] = stream
+            streams[position: position] = stream
             return
         }
         let current = stream.ramp.value(at: now)
@@ -198,7 +200,7 @@ extension Engine {
             if wanted == .none { stream.duckClass = nil }
         }
         stream.effect = wanted
-        streams[id] = stream
+        streams[position: position] = stream
     }
 
     func describe(_ stream: TrackedStream) -> String {

@@ -5,9 +5,8 @@
 /// ``handle(_:at:)`` with ``Event/tick`` at that time (grace times and holds end then).
 public struct Engine: Sendable {
     public private(set) var policy: Policy
-    var streams: [StreamID: TrackedStream] = [:]
-    /// Stream ids in the order they started, so every decision comes out in the same order.
-    var order: [StreamID] = []
+    /// In the order they started, so every decision comes out in the same order.
+    var streams = StreamTable()
     /// Recently ended streams, for `state = "ended"`; bounded so a long-lived daemon doesn't grow.
     var ended: [StreamID] = []
     var nowPlaying = NowPlaying()
@@ -67,7 +66,7 @@ public struct Engine: Sendable {
     /// Swaps in a new policy: every stream is classified anew and the effects follow.
     public mutating func replacePolicy(_ policy: Policy, at now: Milliseconds) -> [Command] {
         self.policy = policy
-        for id in order {
+        for id in streams.ids {
             guard var stream = streams[id] else { continue }
             if stream.isHook {
                 if let cls = policy.interruptionClass(named: stream.interruptionClass.name) {
@@ -88,7 +87,7 @@ public struct Engine: Sendable {
     /// worse than a paused player), and nothing new is decided.
     public mutating func releaseAll(at now: Milliseconds, fade: Milliseconds) -> [Command] {
         var out: [Command] = []
-        for id in order {
+        for id in streams.ids {
             guard var stream = streams[id], stream.isLive, !stream.isHook else { continue }
             let current = stream.ramp.value(at: now)
             if stream.pausedBy == .mute {
@@ -142,9 +141,8 @@ public struct Engine: Sendable {
 
     /// Every live stream (hooks' interruptions included), in the order they started.
     public func snapshot(at now: Milliseconds) -> [StreamStatus] {
-        order.compactMap { id in
-            guard let stream = streams[id], stream.isLive else { return nil }
-            return StreamStatus(stream, at: now)
+        streams.values.compactMap { stream in
+            stream.isLive ? StreamStatus(stream, at: now) : nil
         }
     }
 
@@ -168,7 +166,6 @@ public struct Engine: Sendable {
         // A hook asks explicitly: no grace for it.
         if stream.isHook, classification.interruptionClass.kind == .primary { stream.escalated = true }
         streams[id] = stream
-        order.append(id)
         out.append(.decision(decision(stream, reason: classification.reason,
                                       action: stream.isHook ? "interruption began" : "started")))
         if stream.escalated { escalate(id, now: now, into: &out) }
@@ -281,7 +278,7 @@ public struct Engine: Sendable {
     }
 
     private mutating func playerGone(_ player: PlayerID) {
-        for id in order {
+        for id in streams.ids {
             guard var stream = streams[id], stream.player == player else { continue }
             if stream.pausedBy == .player {
                 stream.pausedBy = nil
@@ -299,7 +296,6 @@ public struct Engine: Sendable {
     }
 
     mutating func drop(_ id: StreamID) {
-        guard streams.removeValue(forKey: id) != nil else { return }
-        order.removeAll { $0 == id }
+        streams[id] = nil
     }
 }

@@ -1,15 +1,52 @@
 /// The engine's record of one stream (or one hook's interruption): what it is and what the policy
 /// has done to it.
 struct TrackedStream: Sendable {
-    let id: StreamID
-    var properties: Properties { didSet { app = Self.app(of: id, properties, player) } }
-    var player: PlayerID? { didSet { app = Self.app(of: id, properties, player) } }
-    /// Who the stream belongs to: streams of one app never interrupt each other, and Now Playing is
-    /// tracked per app. Kept up to date, since every decision compares it.
-    private(set) var app: String
-    var classification: Classification
-    /// A hook's interruption with no audio of its own: it acts on others and is never acted on.
-    let isHook: Bool
+    /// What rarely changes: who the stream is and its class. Shared and immutable, so that copying a
+    /// stream's record — which every decision does, for every stream — costs one retain.
+    final class Identity: Sendable {
+        let id: StreamID
+        let properties: Properties
+        let player: PlayerID?
+        let classification: Classification
+        let isHook: Bool
+        /// Who the stream belongs to: streams of one app never interrupt each other, and Now Playing
+        /// is tracked per app.
+        let app: String
+
+        init(id: StreamID, properties: Properties, player: PlayerID?, classification: Classification, isHook: Bool) {
+            self.id = id
+            self.properties = properties
+            self.player = player
+            self.classification = classification
+            self.isHook = isHook
+            self.app = TrackedStream.app(of: id, properties, player)
+        }
+
+        func with(properties: Properties? = nil, player: PlayerID?? = nil,
+                  classification: Classification? = nil) -> Identity {
+            Identity(id: id, properties: properties ?? self.properties, player: player ?? self.player,
+                     classification: classification ?? self.classification, isHook: isHook)
+        }
+    }
+
+    private(set) var identity: Identity
+
+    var id: StreamID { identity.id }
+    var isHook: Bool { identity.isHook }
+    var app: String { identity.app }
+    var properties: Properties {
+        get { identity.properties }
+        set { identity = identity.with(properties: newValue) }
+    }
+    var player: PlayerID? {
+        get { identity.player }
+        set { identity = identity.with(player: .some(newValue)) }
+    }
+    var classification: Classification {
+        get { identity.classification }
+        set { identity = identity.with(classification: newValue) }
+    }
+
     /// When it started, or last started playing again: its grace time runs from here.
     var startedAt: Milliseconds
     /// Increases each time the stream starts or the user resumes it: among streams of one class, the
@@ -39,14 +76,10 @@ struct TrackedStream: Sendable {
 
     init(id: StreamID, properties: Properties, player: PlayerID?, classification: Classification,
          isHook: Bool, startedAt: Milliseconds, activation: Int) {
-        self.id = id
-        self.properties = properties
-        self.player = player
-        self.classification = classification
-        self.isHook = isHook
+        self.identity = Identity(id: id, properties: properties, player: player, classification: classification,
+                                 isHook: isHook)
         self.startedAt = startedAt
         self.activation = activation
-        self.app = Self.app(of: id, properties, player)
     }
 
     var interruptionClass: InterruptionClass { classification.interruptionClass }
