@@ -23,10 +23,23 @@ struct Test: ParsableCommand {
 
     func run() throws {
         var policies = PolicyCache(override: policy)
-        var passed = 0, failed = 0
+        let paths = try FixtureFiles.expand(fixtures)
+        // Loading and replaying are pure and independent: both run on every core; policies are read
+        // once each, in between.
+        let loaded = paths.concurrentMap { path in
+            Result { () throws(LocatedErrors) in try FixtureLoader.load(text: try PolicyFile.readText(path), file: path) }
+        }
+        let jobs = loaded.map { fixture in
+            fixture.flatMap { fixture in
+                Result { () throws(LocatedErrors) in (fixture, try policies.policy(for: fixture)) }
+            }
+        }
         let runner = FixtureRunner()
-        for path in try FixtureFiles.expand(fixtures) {
-            switch Self.replay(path, runner: runner, policies: &policies) {
+        let results = jobs.concurrentMap { job in job.map { runner.run($0.0, policy: $0.1) } }
+
+        var passed = 0, failed = 0
+        for (path, result) in zip(paths, results) {
+            switch result {
             case let .success(result) where result.passed:
                 passed += 1
                 if !quiet { print("PASS \(path)\(Self.titled(result.fixture))") }
@@ -46,17 +59,6 @@ struct Test: ParsableCommand {
 }
 
 extension Test {
-    /// Loads and replays one fixture; a fixture or policy that doesn't load is a failure too.
-    static func replay(_ path: String, runner: FixtureRunner, policies: inout PolicyCache)
-        -> Result<FixtureRunner.Result, LocatedErrors> {
-        do {
-            let fixture = try FixtureLoader.load(text: try PolicyFile.readText(path), file: path)
-            return .success(runner.run(fixture, policy: try policies.policy(for: fixture)))
-        } catch {
-            return .failure(error)
-        }
-    }
-
     static func titled(_ fixture: Fixture) -> String {
         fixture.description.map { " — \($0)" } ?? ""
     }

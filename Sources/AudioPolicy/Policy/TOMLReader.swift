@@ -62,6 +62,8 @@ final class TOMLReader {
 
     /// Records an error for each key of `table` not in `allowed`, at the key.
     func checkKeys(_ table: TOMLTable, at path: TOMLKeyPath, allowed: [String], in context: String) {
+        // Put the keys in file order only when there is something to report: most tables are fine.
+        guard table.keys.contains(where: { !allowed.contains($0) }) else { return }
         for key in keys(of: table, at: path) where !allowed.contains(key) {
             let hint = closest(to: key, in: allowed).map { " (did you mean `\($0)`?)" } ?? ""
             fail(map.keyLocation(path.appending(key)),
