@@ -41,5 +41,7 @@ let package = Package(
         ),
         .testTarget(name: "AudioPolicyTests", dependencies: ["AudioPolicy"]),
         .testTarget(name: "IntegrationTests", dependencies: ["AudioPolicy", "AudioPolicyDaemon"]),
+        // The shell's pure parts (journal format and file, systemd notification address, `top` screen).
+        .testTarget(name: "AudioPolicyDaemonTests", dependencies: ["AudioPolicy", "AudioPolicyDaemon"]),
     ]
 )

@@ -12,11 +12,13 @@ extension Daemon {
         case let .ramp(id, from, to, duration):
             guard let index = index(of: id) else { return }
             ramps.start(index, Ramp(from: from, to: to, start: now, duration: duration))
+            journalSync(index)
             stepRamps(ahead: RampStepper.stepInterval)
         case let .mute(id, fade):
             guard let index = index(of: id), let live = streams[index] else { return }
             streams[index]?.policyMuted = true
             ramps.start(index, Ramp(from: live.factor, to: 0, start: now, duration: fade), then: .mute)
+            journalSync(index)
             stepRamps(ahead: RampStepper.stepInterval)
         case let .unmute(id, to, fade):
             guard let index = index(of: id) else { return }
@@ -24,6 +26,7 @@ extension Daemon {
             write(index, factor: 0)
             pulse?.setMute(index: index, muted: false)
             ramps.start(index, Ramp(from: 0, to: to, start: now, duration: fade))
+            journalSync(index)
             stepRamps(ahead: RampStepper.stepInterval)
         case let .yieldVolume(id):
             guard let index = index(of: id), var live = streams[index] else { return }
@@ -31,15 +34,21 @@ extension Daemon {
             live.ownVolume = live.input.volume
             live.factor = 1
             streams[index] = live
+            journalSync(index)
         case let .repairSaved(id):
             guard let index = index(of: id), let live = streams[index] else { return }
             repairSavedEntry(of: live)
         case let .pause(id, player), let .resume(id, player):
+            // Daemon+Journal: a pause is on record before it is asked for; a resume takes it off.
+            if let index = index(of: id) {
+                if case .pause = command { journalPausing(index, player: player) } else { journalResumed(index, player: player) }
+            }
             log.warning("stream \(id): cannot reach player \(player) (MPRIS control is not built yet)")
         case let .nowPlaying(id):
             let owner = id.flatMap(index(of:)).flatMap { streams[$0] }
             log.info("now playing: \(owner.map { $0.input.applicationName ?? "stream \($0.input.index)" } ?? "nobody")")
         case let .decision(decision):
+            recordDecision(decision)
             if decision.action == "started" || decision.action == "interruption began" {
                 log.debug("\(decision)")
             } else {
@@ -60,6 +69,7 @@ extension Daemon {
         for (index, completion) in completed where completion == .mute {
             pulse?.setMute(index: index, muted: true)
         }
+        for (index, _) in completed { journalSync(index) }
     }
 
     private func write(_ index: UInt32, factor: Double) {
@@ -72,14 +82,11 @@ extension Daemon {
 
     /// The server saved the ducked or muted level for this app or role (module-stream-restore) when we
     /// wrote it; write the user's own level back so the next stream starts where the user left it.
+    /// (Daemon+Journal: the same repair as crash recovery's; the journal entry goes once it is sent.)
     private func repairSavedEntry(of live: LiveStream) {
-        guard let name = live.input.restoreID, let pulse else { return }
-        let volume = live.ownVolume
-        let muted = live.policyMuted ? false : live.input.muted
-        pulse.readSavedEntry(name: name) { [weak self] entry in
-            guard let self, let pulse = self.pulse else { return }
-            pulse.writeSavedEntry(name: name, volume: volume, muted: muted, device: entry?.device)
-            self.log.info("repaired the saved volume of \(name): \(volume)\(muted ? ", muted" : "")")
-        }
+        guard live.input.restoreID != nil else { return }
+        let index = live.input.index
+        let entry = JournalEntry(live.input, ownVolume: live.ownVolume, policyMuted: live.policyMuted, pausedPlayers: [])
+        repairSaved([entry]) { [weak self] _ in self?.journalRepairSent(index) }
     }
 }

@@ -65,12 +65,12 @@ extension Daemon {
                 pid: live?.input.properties["application.process.id"].flatMap { Int($0) },
                 role: status.role, class: status.className, state: status.state, factor: status.factor,
                 muted: status.muted, spoken: status.spoken, rule: status.reason,
-                hook: status.isHook ? status.id : nil)
+                hook: status.isHook ? status.id : nil, volume: live?.ownVolume.averageLinear)
         }
         let owner = engine.nowPlayingOwner.flatMap { id in rows.first { $0.index.map(String.init) == id.rawValue || $0.hook == id.rawValue } }
         return StatusReport(
             nowPlaying: owner.map { StatusReport.Owner(application: $0.application, pid: $0.pid, index: $0.index) },
-            streams: rows, policy: engine.policy.source, server: serverName)
+            streams: rows, policy: engine.policy.source, server: serverName, decisions: decisions.recent)
     }
 
     static func encode(_ reply: ControlReply) -> String {

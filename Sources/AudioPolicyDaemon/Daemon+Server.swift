@@ -39,6 +39,8 @@ extension Daemon {
         pulse = nil
         serverName = nil
         for index in streams.keys.sorted() { streamRemoved(index) }
+        // Gone with the server: no hold lingers over the streams of the next one.
+        execute(engine.forgetEndedStreams(at: now))
         if stopping {
             loop.quit(0)
             return
@@ -50,13 +52,15 @@ extension Daemon {
     }
 
     /// The first full list after connecting: streams we knew but are gone have ended, new ones start.
-    private func reconcile(with inputs: [SinkInput]) {
+    private func reconcile(with server: [SinkInput]) {
+        // Daemon+Journal: what an earlier run (or the server that went away) left changed is put back
+        // first, so the engine starts from the user's own levels; ready once the server has taken it.
+        let inputs = recoverFromJournal(server) { [unowned self] in self.becameReady() }
         let present = Set(inputs.map(\.index))
         for index in streams.keys.sorted() where !present.contains(index) { streamRemoved(index) }
         for input in inputs.sorted(by: { $0.index < $1.index }) {
             if streams[input.index] == nil { streamAdded(input) } else { streamChanged(input) }
         }
-        onReady()
     }
 
     func streamAdded(_ input: SinkInput) {
@@ -88,6 +92,7 @@ extension Daemon {
             if !input.muted { streams[input.index]?.policyMuted = false }
             feed(.userMute(id, input.muted))
         }
+        journalSync(input.index)
     }
 
     func streamRemoved(_ index: UInt32) {
@@ -95,5 +100,6 @@ extension Daemon {
         feed(.streamEnded(Self.streamID(index)))
         ramps.cancel(index)
         streams[index] = nil
+        journalStreamGone(index)
     }
 }

@@ -11,6 +11,9 @@ public struct DaemonOptions: Sendable {
     public var verbose: Bool
     /// How long the clean-stop restore ramps take, ms.
     public var stopFade: Milliseconds = 200
+    /// The crash-safe journal of what the daemon changed (``JournalStore/defaultPath(environment:)``
+    /// for `run`); nil keeps none.
+    public var journalPath: String?
 
     public init(policy: Policy, policyPath: String?, socketPath: String, verbose: Bool) {
         self.policy = policy
@@ -53,6 +56,14 @@ public final class Daemon {
     public var recordReactionTimes = false
     /// Called when the daemon has connected and applied the policy to the streams already there.
     public var onReady: () -> Void = {}
+    /// What the daemon has changed and not yet put back, on disk (Journal/, Daemon+Journal).
+    var journal: Journal
+    /// Index of streams whose saved entry is being repaired from the journal.
+    var journalRepairs: Set<UInt32> = []
+    /// The last decisions, for `status` and `top`.
+    var decisions = DecisionLog()
+    /// systemd's notification socket (`Type=notify`), when there is one.
+    let notifier = SystemdNotifier()
 
     /// Monotonic µs at start: the engine's clock counts milliseconds from here.
     let epoch: UInt64
@@ -63,6 +74,7 @@ public final class Daemon {
         self.options = options
         self.engine = Engine(policy: options.policy)
         self.loadPolicy = loadPolicy
+        self.journal = Journal(store: options.journalPath.map(JournalStore.init(path:)))
         self.epoch = MainLoop.monotonicMicroseconds()
         var log = Logger(label: "audio-policyd")
         log.logLevel = options.verbose ? .debug : .info
@@ -82,6 +94,7 @@ public final class Daemon {
         control?.onRequest = { [unowned self] client, line in self.handleRequest(line, from: client) }
         control?.onDisconnect = { [unowned self] client in self.clientLeft(client) }
         log.info("policy \(options.policy.source); control socket \(options.socketPath)")
+        openJournal()
         connect()
         let code = loop.run()
         control?.shutdown()
@@ -150,6 +163,7 @@ public final class Daemon {
     public func stop() {
         guard !stopping else { return }
         stopping = true
+        notifier.send("STOPPING=1")
         log.info("stopping: restoring every stream")
         execute(engine.releaseAll(at: now, fade: options.stopFade))
         armTimer()
@@ -158,6 +172,7 @@ public final class Daemon {
 
     private func finishStop() {
         timer?.cancel()
+        closeJournal()
         guard let pulse, pulse.state == .ready else {
             loop.quit(0)
             return

@@ -33,8 +33,9 @@ struct Run: ParsableCommand {
             printErrors(error)
             throw ExitCode.failure
         }
-        let options = DaemonOptions(policy: loaded, policyPath: path,
+        var options = DaemonOptions(policy: loaded, policyPath: path,
                                     socketPath: socket ?? ControlSocketPath.default(), verbose: verbose)
+        options.journalPath = JournalStore.defaultPath()
         let daemon = Daemon(options: options) { path in try PolicyFile.load(path: path) }
         let code = try daemon.run()
         if code != 0 { throw ExitCode(code) }

@@ -18,6 +18,8 @@ public struct StatusReport: Codable, Hashable, Sendable {
         /// Why the stream has its class: the rule (file:line) or `default class`.
         public var rule: String
         public var hook: String?
+        /// The user's own volume (linear amplitude, channels averaged; 1 = 100 %), before the policy factor.
+        public var volume: Double? = nil
     }
 
     /// The Now Playing owner.
@@ -33,4 +35,6 @@ public struct StatusReport: Codable, Hashable, Sendable {
     public var policy: String
     /// The sound server the daemon is connected to, if it is.
     public var server: String?
+    /// The last decisions (about 20), oldest first: what was done to which stream, and why.
+    public var decisions: [DecisionRecord]? = nil
 }

@@ -14,8 +14,10 @@ final class DaemonProcess {
     private let changes: Changes
 
     /// Starts the daemon and waits until it answers `status`, is connected, and has taken in every
-    /// stream already on the server.
-    init(policy: String? = nil, changes: Changes, timeout: Double = 10) throws {
+    /// stream already on the server. Its journal lives in `stateHome` (`XDG_STATE_HOME`; default: a
+    /// folder of its own), so a daemon started again on the same one finds what the first left.
+    init(policy: String? = nil, changes: Changes, stateHome: URL? = nil, environment extra: [String: String] = [:],
+         timeout: Double = 10) throws {
         self.policy = policy
         self.changes = changes
         folder = try TestEnvironment.temporaryFolder("audio-policyd-daemon")
@@ -26,12 +28,14 @@ final class DaemonProcess {
             throw CommandFailure(description: "no daemon binary at \(binary): build it, or set AUDIO_POLICYD_BIN")
         }
         var environment = TestEnvironment.variables
-        for (name, sub) in [("XDG_RUNTIME_DIR", "runtime"), ("XDG_CONFIG_HOME", "config")] {
-            let path = folder.appendingPathComponent(sub).path
+        for (name, sub) in [("XDG_RUNTIME_DIR", "runtime"), ("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state")] {
+            let path = name == "XDG_STATE_HOME" && stateHome != nil
+                ? (stateHome?.path ?? "") : folder.appendingPathComponent(sub).path
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
             environment[name] = path
         }
+        environment.merge(extra) { _, new in new }
         let pipe = Pipe()
         child = try Child([binary, "run", "--verbose", "--socket", socketPath]
                             + (policy.map { ["--policy", $0] } ?? []),
@@ -73,6 +77,9 @@ final class DaemonProcess {
     // MARK: - Signals and exit
 
     func signal(_ signal: Int32) { child.signal(signal) }
+
+    /// SIGKILL, as a crash would: nothing is restored. Returns once it has gone.
+    func kill() { child.kill() }
 
     /// SIGTERM, then waits for the exit; returns the exit code (nil if it did not exit in `timeout` s).
     func terminate(timeout: Double = 5) -> Int32? {

@@ -28,7 +28,24 @@ enum Levels {
 /// latency: a recorder started afresh waits that long for its first byte. Kept running, it holds the
 /// sink at 20 ms, so what is recorded is what the sink played a few ms ago. Killed when the process exits.
 final class Monitor: @unchecked Sendable {
-    static let shared = Result { try Monitor() }
+    /// The running monitor; started again if its parec ended (a test restarted the sound server).
+    static var shared: Result<Monitor, any Error> {
+        sharedLock.lock()
+        defer { sharedLock.unlock() }
+        if let current = sharedMonitor, case let .success(monitor) = current, !monitor.hasEnded { return current }
+        let made = Result { try Monitor() }
+        sharedMonitor = made
+        return made
+    }
+
+    private static let sharedLock = NSLock()
+    nonisolated(unsafe) private static var sharedMonitor: Result<Monitor, any Error>?
+
+    private var hasEnded: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return ended
+    }
 
     private let child: Child
     private let condition = NSCondition()

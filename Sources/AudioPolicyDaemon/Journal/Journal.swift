@@ -1,0 +1,75 @@
+/// The daemon's record of every stream it has changed and not yet put back, mirrored to a
+/// ``JournalStore`` whenever the set changes (a first duck, a mute, a pause, the user's own volume
+/// changing under a duck, a restore that arrived) — never on a ramp step.
+///
+/// Entries left by an earlier run, or by a server that went away, are *recovering*: the daemon has
+/// sent the writes that undo them and keeps them on disk until the server has answered.
+struct Journal {
+    /// No store: a daemon that keeps no journal (the benchmark), everything else still works.
+    let store: JournalStore?
+    /// Streams changed by this run, on the server we are connected to now.
+    private(set) var entries: [UInt32: JournalEntry] = [:]
+    /// Entries being undone (from an earlier run or an earlier server), kept until acknowledged.
+    private(set) var recovering: [JournalEntry] = []
+    /// The last error writing the file, so it is reported once, not on every change.
+    private(set) var lastFailure: String?
+
+    init(store: JournalStore?) {
+        self.store = store
+    }
+
+    var isEmpty: Bool { entries.isEmpty && recovering.isEmpty }
+
+    subscript(index: UInt32) -> JournalEntry? { entries[index] }
+
+    /// Records `entry` (replacing the stream's earlier one); writes the file if anything changed.
+    /// Returns a failure message the first time writing fails.
+    mutating func record(_ entry: JournalEntry) -> String? {
+        guard entries[entry.sinkInput] != entry else { return nil }
+        entries[entry.sinkInput] = entry
+        return save()
+    }
+
+    /// Forgets the stream's entry (restored, or gone and repaired); writes the file if it had one.
+    mutating func remove(_ index: UInt32) -> String? {
+        guard entries.removeValue(forKey: index) != nil else { return nil }
+        return save()
+    }
+
+    /// Moves every entry to ``recovering`` (after the server restarted, or at start) and returns them.
+    mutating func beginRecovery(adding earlier: [JournalEntry] = []) -> [JournalEntry] {
+        recovering += entries.values.sorted { $0.sinkInput < $1.sinkInput } + earlier
+        entries = [:]
+        return recovering
+    }
+
+    /// The server took the writes that undo ``recovering``: they are done with.
+    mutating func endRecovery(_ done: [JournalEntry]) -> String? {
+        let before = recovering.count
+        recovering.removeAll { done.contains($0) }
+        return recovering.count == before ? nil : save()
+    }
+
+    /// Everything not yet put back, as the file holds it: the recovering entries, then this run's
+    /// (one index may appear twice when a restarted server gave it to a new stream).
+    var all: [JournalEntry] {
+        var merged = recovering
+        for entry in entries.values.sorted(by: { $0.sinkInput < $1.sinkInput }) where !merged.contains(entry) {
+            merged.append(entry)
+        }
+        return merged
+    }
+
+    private mutating func save() -> String? {
+        guard let store else { return nil }
+        do {
+            try store.save(all)
+            lastFailure = nil
+            return nil
+        } catch {
+            let message = "cannot write the journal \(store.path): \(error.localizedDescription)"
+            defer { lastFailure = message }
+            return lastFailure == message ? nil : message
+        }
+    }
+}

@@ -1,0 +1,86 @@
+/// What the daemon changed on one stream, written down *before* it changed it: enough to put the
+/// stream back as the user had it, or, once the stream is gone, to repair the volume and mute the
+/// server saved for its app or role (module-stream-restore).
+///
+/// The volume is the stream's own, user-set, per-channel volume (what a policy factor of 1 means),
+/// never a ducked one.
+public struct JournalEntry: Codable, Hashable, Sendable {
+    /// The sink input's index (unique for one server's lifetime).
+    public var sinkInput: UInt32
+    /// The stream's `module-stream-restore.id`, the key of its saved entry, if it has one.
+    public var restoreID: String?
+    /// `application.name`, for logs and to tell this stream from a later one with the same index.
+    public var application: String?
+    /// `application.process.id`, to tell this stream from a later one with the same index (after a
+    /// server restart, indices start again).
+    public var pid: Int?
+    /// The user's own per-channel volume, in raw `pa_volume_t` units.
+    public var volume: [UInt32]
+    /// The channel positions (`pa_channel_position_t`) of ``volume``; empty when unknown.
+    public var channelMap: [Int32]
+    /// Whether the stream was muted by the user (or its app) before the policy touched it.
+    public var muted: Bool
+    /// Whether the policy's mute fallback muted it (so recovery unmutes it).
+    public var policyMuted: Bool
+    /// The MPRIS players the policy paused for this stream, meaning to resume them.
+    public var pausedPlayers: [String]
+
+    public init(sinkInput: UInt32, restoreID: String?, application: String?, pid: Int?, volume: [UInt32],
+                channelMap: [Int32], muted: Bool, policyMuted: Bool = false, pausedPlayers: [String] = []) {
+        self.sinkInput = sinkInput
+        self.restoreID = restoreID
+        self.application = application
+        self.pid = pid
+        self.volume = volume
+        self.channelMap = channelMap
+        self.muted = muted
+        self.policyMuted = policyMuted
+        self.pausedPlayers = pausedPlayers
+    }
+
+    /// The user's own volume with its channel map.
+    public var ownVolume: ChannelVolumes { ChannelVolumes(values: volume, channelMap: channelMap) }
+
+    /// The mute state to save for the stream's app or role: the user's, never the policy's.
+    public var savedMute: Bool { policyMuted ? false : muted }
+
+    /// Whether `input` is the stream this entry was written for (same index, and nothing that names
+    /// its owner has changed), rather than a later stream that was given the same index.
+    public func describes(_ input: SinkInput) -> Bool {
+        input.index == sinkInput && input.restoreID == restoreID && input.applicationName == application
+            && input.properties["application.process.id"].flatMap { Int($0) } == pid
+    }
+
+    /// Whether `current` is a copy of the user's own volume scaled down by one common factor: a volume
+    /// the policy could have written (mid-ramp, ducked, faded out). Anything else was set by someone
+    /// else since (the user, meanwhile), and recovery leaves it alone.
+    public func isScaledDown(_ current: ChannelVolumes) -> Bool {
+        let own = volume
+        guard current.values.count == own.count, !own.isEmpty else { return false }
+        // Each channel's ratio to its own volume; a raw unit of rounding per channel is allowed.
+        var lowest = Double.infinity, highest = -Double.infinity, slack = 0.0
+        for (now, mine) in zip(current.values, own) {
+            if mine == 0 {
+                guard now <= 1 else { return false }
+                continue
+            }
+            guard now <= mine + 1 else { return false }
+            let ratio = Double(now) / Double(mine)
+            lowest = min(lowest, ratio)
+            highest = max(highest, ratio)
+            slack = max(slack, 2 / Double(mine))
+        }
+        return lowest == .infinity || highest - lowest <= slack
+    }
+}
+
+extension JournalEntry {
+    /// The entry for `input` as it is now, with `ownVolume` as the user's volume.
+    init(_ input: SinkInput, ownVolume: ChannelVolumes, policyMuted: Bool, pausedPlayers: [String]) {
+        self.init(sinkInput: input.index, restoreID: input.restoreID, application: input.applicationName,
+                  pid: input.properties["application.process.id"].flatMap { Int($0) },
+                  volume: ownVolume.values, channelMap: ownVolume.channelMap,
+                  muted: policyMuted ? false : input.muted, policyMuted: policyMuted,
+                  pausedPlayers: pausedPlayers)
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// The journal's on-disk form: one small JSON object.
+///
+/// ```json
+/// {"entries":[{"application":"Rhythmbox","channelMap":[1,2],"muted":false,"pausedPlayers":[],
+///   "pid":4242,"policyMuted":false,"restoreID":"sink-input-by-media-role:music","sinkInput":7,
+///   "volume":[55705,45875]}],"version":1}
+/// ```
+public struct JournalFile: Codable, Hashable, Sendable {
+    /// The format this code reads and writes.
+    public static let currentVersion = 1
+
+    public var version: Int
+    /// Ordered by sink input, so equal journals encode to equal bytes.
+    public var entries: [JournalEntry]
+
+    public init(entries: [JournalEntry]) {
+        self.version = Self.currentVersion
+        self.entries = entries.sorted { $0.sinkInput < $1.sinkInput }
+    }
+
+    /// Why a journal file cannot be used.
+    public struct Unreadable: Error, CustomStringConvertible, Equatable {
+        public var description: String
+    }
+
+    /// The file's bytes.
+    public func encoded() -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding plain integers, strings and booleans cannot fail.
+        var data = (try? encoder.encode(self)) ?? Data(#"{"entries":[],"version":1}"#.utf8)
+        data.append(UInt8(ascii: "\n"))
+        return data
+    }
+
+    /// Reads a journal file's bytes; throws ``Unreadable`` for anything that is not a whole journal
+    /// of a version this code knows (a file cut short, another program's file, a future format).
+    public static func decode(_ data: Data) throws(Unreadable) -> JournalFile {
+        let file: JournalFile
+        do {
+            file = try JSONDecoder().decode(JournalFile.self, from: data)
+        } catch let DecodingError.dataCorrupted(context) {
+            throw Unreadable(description: Self.reason(context, fallback: "not JSON (cut short?)"))
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw Unreadable(description: "missing \"\(Self.path(context.codingPath + [key]))\"")
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw Unreadable(description: "wrong type at \"\(Self.path(context.codingPath))\"")
+        } catch let DecodingError.valueNotFound(_, context) {
+            throw Unreadable(description: "null at \"\(Self.path(context.codingPath))\"")
+        } catch {
+            throw Unreadable(description: "\(error)")
+        }
+        guard file.version == currentVersion else {
+            throw Unreadable(description: "version \(file.version); this audio-policyd reads version \(currentVersion)")
+        }
+        for entry in file.entries where entry.channelMap.count != entry.volume.count && !entry.channelMap.isEmpty {
+            throw Unreadable(description: "sink input \(entry.sinkInput): \(entry.volume.count) volumes but "
+                + "\(entry.channelMap.count) channel positions")
+        }
+        return file
+    }
+
+    private static func path(_ keys: [CodingKey]) -> String {
+        keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            .replacingOccurrences(of: ".[", with: "[")
+    }
+
+    private static func reason(_ context: DecodingError.Context, fallback: String) -> String {
+        context.codingPath.isEmpty ? fallback : "bad value at \"\(path(context.codingPath))\""
+    }
+}

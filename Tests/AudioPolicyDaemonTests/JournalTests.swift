@@ -1,0 +1,137 @@
+import AudioPolicyDaemon
+import Foundation
+import Testing
+
+@Suite("Journal: format, atomic file, corrupt files")
+struct JournalTests {
+    static let music = JournalEntry(
+        sinkInput: 7, restoreID: "sink-input-by-media-role:music", application: "Rhythmbox", pid: 4242,
+        volume: [55705, 45875], channelMap: [1, 2], muted: false, policyMuted: true, pausedPlayers: ["org.mpris.MediaPlayer2.rhythmbox"])
+    static let beep = JournalEntry(
+        sinkInput: 3, restoreID: nil, application: nil, pid: nil, volume: [65536], channelMap: [], muted: true)
+
+    // MARK: - Format
+
+    @Test func encodesSortedAndDecodesBack() throws {
+        let file = JournalFile(entries: [Self.music, Self.beep])
+        #expect(file.entries.map(\.sinkInput) == [3, 7])
+        let data = file.encoded()
+        #expect(try JournalFile.decode(data) == file)
+        // Deterministic bytes: equal journals are equal files.
+        #expect(JournalFile(entries: [Self.beep, Self.music]).encoded() == data)
+        let text = String(decoding: data, as: UTF8.self)
+        #expect(text.hasPrefix(#"{"entries":[{"application":null"#) || text.hasPrefix(#"{"entries":[{"channelMap""#), "\(text)")
+        #expect(text.contains(#""version":1"#) && text.hasSuffix("}\n"))
+    }
+
+    @Test("every cut of a journal is refused, never half read", arguments: [1, 2, 10, 40, 100])
+    func truncatedIsRefused(_ keep: Int) throws {
+        let data = JournalFile(entries: [Self.music]).encoded()
+        // Anything short of the closing brace (the newline after it is optional).
+        let cut = data.prefix(max(0, data.count * keep / 100 - 2))
+        #expect(throws: JournalFile.Unreadable.self) { try JournalFile.decode(Data(cut)) }
+    }
+
+    @Test func refusesOtherVersionsTypesAndMismatchedChannels() {
+        func reason(_ text: String) -> String? {
+            do {
+                _ = try JournalFile.decode(Data(text.utf8))
+                return nil
+            } catch {
+                return error.description
+            }
+        }
+        #expect(reason(#"{"version":2,"entries":[]}"#)?.contains("version 2") == true)
+        #expect(reason(#"{"entries":[]}"#)?.contains("missing \"version\"") == true)
+        #expect(reason(#"{"version":1,"entries":[{"sinkInput":"x"}]}"#)?.contains("entries[0].sinkInput") == true)
+        #expect(reason(#"{"version":1,"entries":[{"sinkInput":1,"volume":[1,2],"channelMap":[1],"muted":false,"#
+            + #""policyMuted":false,"pausedPlayers":[]}]}"#)?.contains("2 volumes but 1 channel positions") == true)
+        #expect(reason("") != nil)
+        #expect(reason(#"{"version":1,"entries":[]}"#) == nil)
+    }
+
+    // MARK: - What recovery restores
+
+    @Test func scaledDownCopiesAreOursAnythingElseIsSomeoneElses() {
+        let own = Self.music.ownVolume
+        #expect(Self.music.isScaledDown(own))
+        #expect(Self.music.isScaledDown(own.scaled(by: 0.1)))
+        #expect(Self.music.isScaledDown(own.scaled(by: 0.5)))
+        #expect(Self.music.isScaledDown(own.scaled(by: 0)))
+        // One raw unit off on a channel (pipewire-pulse's float round trip).
+        var offByOne = own.scaled(by: 0.3)
+        offByOne.values[1] += 1
+        #expect(Self.music.isScaledDown(offByOne))
+        // The user set a volume of their own meanwhile: louder, or another balance.
+        #expect(!Self.music.isScaledDown(ChannelVolumes(values: [60000, 60000])))
+        #expect(!Self.music.isScaledDown(ChannelVolumes(values: [30000, 30000])))
+        #expect(!Self.music.isScaledDown(ChannelVolumes(values: [30000])))
+    }
+
+    @Test func savedMuteIsTheUsersNeverThePolicys() {
+        #expect(Self.music.savedMute == false)
+        #expect(Self.beep.savedMute == true)
+    }
+
+    // MARK: - The file
+
+    @Test func savesAtomicallyLoadsBackAndRemovesWhenEmpty() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = JournalStore(path: folder.appendingPathComponent("state/audio-policyd/journal.json").path)
+        #expect(store.load() == .empty)
+        try store.save([Self.music, Self.beep])
+        #expect(store.load() == .entries([Self.beep, Self.music]))
+        let attributes = try FileManager.default.attributesOfItem(atPath: store.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        #expect(!FileManager.default.fileExists(atPath: store.path + ".tmp"))
+        try store.save([Self.beep])
+        #expect(store.load() == .entries([Self.beep]))
+        try store.save([])
+        #expect(!FileManager.default.fileExists(atPath: store.path))
+        #expect(store.load() == .empty)
+        try store.save([])
+    }
+
+    @Test("a corrupt journal is set aside with its bytes, once, and the next load is empty",
+          arguments: ["cut", "garbage", "empty file"])
+    func corruptIsSetAside(_ kind: String) throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = JournalStore(path: folder.appendingPathComponent("journal.json").path)
+        let whole = JournalFile(entries: [Self.music]).encoded()
+        let bytes = switch kind {
+        case "cut": whole.prefix(whole.count - 5)
+        case "garbage": Data([0, 159, 146, 150])
+        default: Data()
+        }
+        try bytes.write(to: URL(fileURLWithPath: store.path))
+        let when = Date(timeIntervalSince1970: 1_800_000_000)
+        guard case let .corrupt(reason, aside) = store.load(now: when) else {
+            Issue.record("not reported corrupt: \(store.load())")
+            return
+        }
+        #expect(!reason.isEmpty)
+        #expect(aside == store.path + ".corrupt-20270115T080000Z")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: try #require(aside))) == bytes)
+        #expect(store.load() == .empty)
+        // A second bad journal at the same second gets a name of its own.
+        try bytes.write(to: URL(fileURLWithPath: store.path))
+        guard case let .corrupt(_, second) = store.load(now: when) else { return }
+        #expect(second == store.path + ".corrupt-20270115T080000Z-2")
+    }
+
+    @Test func defaultPathFollowsXDG() {
+        #expect(JournalStore.defaultPath(environment: ["XDG_STATE_HOME": "/s", "HOME": "/h"]) == "/s/audio-policyd/journal.json")
+        #expect(JournalStore.defaultPath(environment: ["HOME": "/h"]) == "/h/.local/state/audio-policyd/journal.json")
+        // A relative XDG_STATE_HOME is invalid by the spec and ignored.
+        #expect(JournalStore.defaultPath(environment: ["XDG_STATE_HOME": "rel", "HOME": "/h"])
+            == "/h/.local/state/audio-policyd/journal.json")
+    }
+
+    static func temporaryFolder() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("journal-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}

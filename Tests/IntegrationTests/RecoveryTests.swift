@@ -1,0 +1,189 @@
+import AudioPolicy
+import AudioPolicyDaemon
+import Foundation
+import Testing
+
+// Crash recovery and surviving the sound server, on real components: the built daemon, the test
+// server (scripts/sound-server; PulseAudio or PipeWire), real players. The daemon is killed with
+// SIGKILL (nothing of its own runs), started again on the same XDG_STATE_HOME, and what the server
+// reports is checked against what the user had.
+//
+//   eval "$(scripts/sound-server start pulseaudio /tmp/sv-pa)"
+//   AUDIO_POLICYD_BIN=$PWD/.build/debug/audio-policyd swift test --no-parallel --filter 'Service|Recovery'
+//   scripts/sound-server stop /tmp/sv-pa
+
+@Suite(
+    "Recovery: after a crash, and when the sound server restarts",
+    .serialized,
+    .disabled(if: TestEnvironment.soundServer == nil, "no sound server: run scripts/test")
+)
+final class RecoveryTests {
+    let session: LiveSession
+    let stateHome: URL
+
+    init() throws {
+        session = try LiveSession()
+        stateHome = try TestEnvironment.temporaryFolder("audio-policyd-state")
+    }
+
+    deinit { try? FileManager.default.removeItem(at: stateHome) }
+
+    var journal: String { journalPath(in: stateHome) }
+
+    @Test("killed -9 while interrupting, then the interruption ends: the next start restores the music exactly",
+          arguments: Interruption.allCases)
+    func killedWhileInterruptingThenRestarted(_ interruption: Interruption) throws {
+        let (music, own) = try session.startMusic()
+        let first = try session.startDaemon(stateHome: stateHome)
+        let interrupter = try session.play(interruption.tone, role: interruption.role, name: "\(interruption.role)-app")
+        try session.awaitInterrupted(music, own: own, by: interruption)
+        // On record before the change reached the server, with the user's own volume.
+        let entries = try Self.entries(in: journal)
+        let entry = try #require(entries.first { $0.sinkInput == music.index }, "journal: \(entries)")
+        #expect(entry.volume == own.raw && entry.muted == false && entry.policyMuted == (interruption == .mute))
+
+        first.kill()
+        let left = try music.stream()
+        switch interruption {
+        case .duck: #expect(!DaemonTests.matches(left.volume, own), "the crash left nothing to restore: \(left)")
+        case .mute: #expect(left.muted, "the crash left nothing to restore: \(left)")
+        }
+        interrupter.stop()
+        try session.events.awaitRemoval(of: try #require(interrupter.index))
+
+        let second = try session.startDaemon(stateHome: stateHome)
+        try session.awaitRestored(music, to: own)
+        try second.awaitLog("journal: recovery done")
+        try session.awaitFile(journal, exists: false)
+        #expect(second.log.contains { $0.contains("an earlier run left 1 stream(s) changed") }, "\(second.logText)")
+        #expect(second.problems.isEmpty, "\(second.problems)")
+        // Restored for good: nothing ramps it anywhere else afterwards.
+        try session.changes.watch(for: 0.5) {
+            let now = try music.stream()
+            #expect(DaemonTests.matches(now.volume, own) && !now.muted, "\(now)")
+        }
+    }
+
+    @Test("killed -9 mid-duck, restarted while the prompt still plays: ducks again from the user's level, restores to it")
+    func restartedDuringTheInterruption() throws {
+        let (music, own) = try session.startMusic()
+        let first = try session.startDaemon(stateHome: stateHome)
+        let prompt = try session.play(.long, role: "navigation", name: "navigation-app")
+        try session.awaitInterrupted(music, own: own, by: .duck)
+        first.kill()
+
+        // Had it taken the ducked level for the user's own, it would duck to -40 dB and restore to -20.
+        let second = try session.startDaemon(stateHome: stateHome)
+        try session.awaitInterrupted(music, own: own, by: .duck)
+        prompt.stop()
+        try session.awaitRestored(music, to: own, timeout: 5)
+        try session.awaitFile(journal, exists: false)
+        #expect(second.problems.isEmpty, "\(second.problems)")
+    }
+
+    @Test("killed -9 while interrupting, then the music app quits: the next start repairs its saved volume",
+          arguments: Interruption.allCases)
+    func killedThenStreamEnded(_ interruption: Interruption) throws {
+        let (music, own) = try session.startMusic()
+        let first = try session.startDaemon(stateHome: stateHome)
+        let interrupter = try session.play(interruption.tone, role: interruption.role, name: "\(interruption.role)-app")
+        try session.awaitInterrupted(music, own: own, by: interruption)
+        first.kill()
+        music.kill()
+        try session.events.awaitRemoval(of: try #require(music.index))
+        interrupter.stop()
+        try session.events.awaitRemoval(of: try #require(interrupter.index))
+
+        let second = try session.startDaemon(stateHome: stateHome)
+        let repaired = try second.awaitLog("repaired the saved volume of sink-input-by-media-role:music")
+        #expect(!repaired.contains("muted"), "\(repaired)")
+        try second.awaitLog("journal: recovery done")
+        try session.awaitFile(journal, exists: false)
+
+        let relaunched = try session.play(.music, role: "music", name: "music-app")
+        let again = try relaunched.stream()
+        #expect(DaemonTests.matches(again.volume, own), "relaunched music starts at \(again.volume), not at its own \(own)")
+        #expect(!again.muted, "relaunched music starts muted")
+        #expect(second.problems.isEmpty, "\(second.problems)")
+    }
+
+    @Test("a truncated journal is reported, set aside, and the daemon works", arguments: ["cut", "garbage"])
+    func corruptJournal(_ kind: String) throws {
+        let folder = stateHome.appendingPathComponent("audio-policyd")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let whole = JournalFile(entries: [JournalEntry(
+            sinkInput: 4_000_000, restoreID: "sink-input-by-media-role:music", application: "gone", pid: 1,
+            volume: [65536, 65536], channelMap: [1, 2], muted: false)]).encoded()
+        let bytes = kind == "cut" ? whole.prefix(whole.count / 2) : Data("\u{0}\u{7f}not a journal".utf8)
+        try bytes.write(to: URL(fileURLWithPath: journal))
+
+        let (music, own) = try session.startMusic()
+        let daemon = try session.startDaemon(stateHome: stateHome)
+        let warning = try daemon.awaitLog("is unreadable")
+        #expect(warning.contains("warning") && warning.contains("set aside as \(journal).corrupt-"), "\(warning)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        let aside = try #require(names.first { $0.hasPrefix("journal.json.corrupt-") }, "\(names)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent(aside)) == bytes, "the bad journal was not kept as it was")
+        #expect(!names.contains("journal.json"))
+
+        // And it works: a prompt ducks the music, its end restores it.
+        let prompt = try session.play(.long, role: "navigation", name: "navigation-app")
+        try session.awaitInterrupted(music, own: own, by: .duck)
+        #expect(FileManager.default.fileExists(atPath: journal), "the duck is not on record")
+        prompt.stop()
+        try session.awaitRestored(music, to: own)
+        try session.awaitFile(journal, exists: false)
+        #expect(daemon.isRunning)
+    }
+
+    @Test("the sound server restarts under the daemon: it keeps running, reconnects, repairs, and acts again")
+    func soundServerRestart() throws {
+        let server = try SoundServerProcess.current()
+        let (music, own) = try session.startMusic()
+        let daemon = try session.startDaemon(stateHome: stateHome)
+        let prompt = try session.play(.long, role: "navigation", name: "navigation-app")
+        try session.awaitInterrupted(music, own: own, by: .duck)
+        let mark = daemon.logCount
+
+        try server.restart()
+        try session.resubscribe()
+        // The players died with the server; the daemon did not.
+        try daemon.awaitLog("sound server connection lost", after: mark, timeout: 10)
+        try daemon.awaitLog("connected to", after: mark, timeout: 20)
+        try daemon.awaitLog("repaired the saved volume of sink-input-by-media-role:music", after: mark, timeout: 10)
+        try daemon.awaitLog("journal: recovery done", after: mark, timeout: 10)
+        #expect(daemon.isRunning)
+        _ = (music, prompt)
+
+        // The relaunched music starts at its own level (the server had saved the duck), and a new
+        // interruption on the new server is acted on.
+        let again = try session.play(.music, role: "music", name: "music-app")
+        let start = try again.stream()
+        // (Not ducked either: the prompt that vanished with the old server must not linger for its hold.)
+        #expect(DaemonTests.matches(start.volume, own) && !start.muted, "relaunched music starts at \(start), not at \(own)")
+        try session.changes.watch(for: 0.5) {
+            let now = try again.stream()
+            #expect(DaemonTests.matches(now.volume, own), "the relaunched music was changed: \(now)")
+        }
+        let level = try again.setVolume(percent: [85, 70])
+        try again.unmute()
+        let second = try session.play(.long, role: "navigation", name: "navigation-app")
+        do {
+            try session.awaitInterrupted(again, own: level, by: .duck, timeout: 5)
+        } catch {
+            Issue.record("\(error)\n\(daemon.logText)")
+            throw error
+        }
+        second.stop()
+        try session.awaitRestored(again, to: level)
+        let status = try daemon.status()
+        #expect(status.server != nil)
+        #expect(daemon.problems.allSatisfy { $0.contains("sound server") }, "\(daemon.problems)")
+    }
+
+    // MARK: - Helpers
+
+    static func entries(in path: String) throws -> [JournalEntry] {
+        try JournalFile.decode(try Data(contentsOf: URL(fileURLWithPath: path))).entries
+    }
+}
