@@ -10,6 +10,7 @@ struct AudioPolicyCommand: ParsableCommand {
         subcommands: [
             Run.self,
             Status.self,
+            Top.self,
             Test.self,
             Bench.self,
             Check.self,
