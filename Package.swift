@@ -20,6 +20,12 @@ let package = Package(
             pkgConfig: "libpulse",
             providers: [.apt(["libpulse-dev"])]
         ),
+        // libdbus-1 headers, found with pkg-config: MPRIS players and our own Now Playing player.
+        .systemLibrary(
+            name: "CDBus",
+            pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]
+        ),
         // The pure engine: policy, decisions, fixtures. No C, no I/O, no clock.
         .target(
             name: "AudioPolicy",
@@ -29,7 +35,7 @@ let package = Package(
         // The imperative shell: PulseAudio backend, control socket, ramps, wiring.
         .target(
             name: "AudioPolicyDaemon",
-            dependencies: ["AudioPolicy", "CPulse", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["AudioPolicy", "CPulse", "CDBus", .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "audio-policyd",
