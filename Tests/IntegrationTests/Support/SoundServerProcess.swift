@@ -23,6 +23,8 @@ struct SoundServerProcess {
     /// Stops the server (SIGTERM, in reverse start order) and starts it again; returns once it answers.
     func restart() throws {
         try run([script, "stop", directory], timeout: 30)
-        try run([script, "start", kind, directory], timeout: 30)
+        // Not through run(): the servers (and PipeWire's bus daemon) it leaves running would hold the
+        // output pipes open; Tmux.spawnDetached gives them /dev/null and no other descriptor.
+        try Tmux.spawnDetached([script, "start", kind, directory], timeout: 30)
     }
 }
