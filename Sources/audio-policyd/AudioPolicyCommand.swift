@@ -10,6 +10,9 @@ struct AudioPolicyCommand: ParsableCommand {
         subcommands: [
             Run.self,
             Status.self,
+            NowPlaying.self,
+            Monitor.self,
+            Interrupt.self,
             Top.self,
             Test.self,
             Bench.self,

@@ -28,7 +28,7 @@ struct Status: ParsableCommand {
         }
         print("policy: \(status.policy)")
         print("server: \(status.server ?? "not connected")")
-        print("now playing: \(status.nowPlaying.map { "\($0.application)\($0.pid.map { " (pid \($0))" } ?? "")" } ?? "nobody")")
+        print("now playing: \(status.nowPlaying.map { "\($0.application)\($0.pid.map { " (pid \($0))" } ?? "")\($0.player.map { " through \($0)" } ?? "")" } ?? "nobody")")
         let header = ["INDEX", "APPLICATION", "ROLE", "CLASS", "STATE", "FACTOR", "RULE"]
         let rows = status.streams.map { stream in
             [stream.index.map(String.init) ?? stream.hook ?? "-", stream.application, stream.role ?? "-",

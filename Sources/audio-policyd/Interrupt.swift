@@ -1,0 +1,151 @@
+import ArgumentParser
+import AudioPolicyDaemon
+import Foundation
+import Synchronization
+
+/// `audio-policyd interrupt --class short -- COMMAND...`: an interruption for as long as a command runs.
+struct Interrupt: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run a command as an interruption: other apps duck (or pause) while it runs.",
+        discussion: """
+            The interruption begins before the command starts and ends when it exits, or is killed: the daemon \
+            ends the interruption of a connection that closes, so even `kill -9` of this process leaves no duck \
+            behind. Exits with the command's status (128+N if signal N killed it). SIGTERM, SIGINT and SIGHUP are \
+            passed on to the command.
+            The command's own streams get `media.role` ROLE (through PULSE_PROP), so that a text-to-speech \
+            engine's voice is classified with the interruption rather than as music.
+            Without a command, the interruption lasts until this process is terminated.
+            If the daemon cannot be reached, the command still runs (with a warning); if it refuses (an \
+            unknown class), nothing runs and the exit status is 64.
+            Example: audio-policyd interrupt --class short --app espeak -- espeak-ng "Turn left"
+            """)
+
+    @Option(name: .customLong("class"), help: "The interruption's class, as the policy defines it.")
+    var className = "short"
+
+    @Option(help: "The application name the daemon shows (default: the command's name).")
+    var app: String?
+
+    @Option(name: [.customShort("p"), .long],
+            help: ArgumentHelp("A property of the interruption, such as media.role=assistant. Repeatable.",
+                               valueName: "key=value"))
+    var property: [String] = []
+
+    @Option(help: ArgumentHelp("media.role for the command's own streams; `none` to leave them alone (default: one the default policy puts in the class).",
+                               valueName: "role"))
+    var role: String?
+
+    @Option(name: .long, help: "Control socket path (default: $XDG_RUNTIME_DIR/audio-policyd/control).")
+    var socket: String?
+
+    @Argument(parsing: .captureForPassthrough, help: "The command to run, after `--`.")
+    var command: [String] = []
+
+    func validate() throws {
+        for assignment in property where !assignment.contains("=") || assignment.hasPrefix("=") {
+            throw ValidationError("--property must be KEY=VALUE, got \"\(assignment)\"")
+        }
+    }
+
+    /// Roles the default policy puts in its classes, for the command's own streams.
+    static let defaultRoles = ["short": "assistant", "navigation": "navigation", "notification": "event",
+                               "call": "phone", "mix": "production"]
+
+    func run() throws {
+        let arguments = command.first == "--" ? Array(command.dropFirst()) : command
+        let connection = try begin(name: app ?? arguments.first.map { ($0 as NSString).lastPathComponent } ?? "interrupt")
+        let code: Int32
+        if arguments.isEmpty {
+            code = Self.waitForSignal()
+        } else {
+            code = try Self.runCommand(arguments, role: role == "none" ? nil : role ?? Self.defaultRoles[className])
+        }
+        if let (client, token) = connection {
+            _ = try? client.request(ControlRequest(id: .number(2), op: "end", token: token))
+        }
+        if code != 0 { throw ExitCode(code) }
+    }
+
+    /// Begins the interruption; nil (after a warning) when the daemon cannot be reached, so that the
+    /// command runs anyway. Throws when the daemon refuses (an unknown class): that is a mistake to fix.
+    private struct Refused: Error {
+        var reason: String
+    }
+
+    private func begin(name: String) throws -> (ControlClient, String)? {
+        var properties: [String: String] = [:]
+        for assignment in property {
+            guard let equals = assignment.firstIndex(of: "=") else { continue }
+            properties[String(assignment[..<equals])] = String(assignment[assignment.index(after: equals)...])
+        }
+        do {
+            let client = try ControlClient(path: socket ?? ControlSocketPath.default())
+            let reply = try client.request(ControlRequest(id: .number(1), op: "begin", class: className, app: name,
+                                                          properties: properties.isEmpty ? nil : properties))
+            guard reply.ok, let token = reply.token else {
+                throw Refused(reason: reply.error ?? "no reason given")
+            }
+            return (client, token)
+        } catch let refused as Refused {
+            Self.warn("the daemon refused the interruption: \(refused.reason)")
+            throw ExitCode(64)
+        } catch {
+            Self.warn("\(error); running the command without an interruption")
+            return nil
+        }
+    }
+
+    private static func warn(_ text: String) {
+        FileHandle.standardError.write(Data("audio-policyd interrupt: \(text)\n".utf8))
+    }
+
+    // MARK: - The command
+
+    /// The running command, for the signal handlers to pass signals on to.
+    private static let child = Atomic<Int32>(0)
+
+    private static func runCommand(_ arguments: [String], role: String?) throws -> Int32 {
+        var environment = ProcessInfo.processInfo.environment
+        if let role {
+            let declared = "media.role=\"\(role)\""
+            environment["PULSE_PROP"] = environment["PULSE_PROP"].map { "\($0) \(declared)" } ?? declared
+        }
+        for signal in [SIGTERM, SIGINT, SIGHUP] {
+            Glibc.signal(signal) { number in
+                let pid = Interrupt.child.load(ordering: .relaxed)
+                if pid > 0 { kill(pid, number) }
+            }
+        }
+        var pid: pid_t = 0
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        let spawned = posix_spawnp(&pid, arguments[0], nil, nil, argv, envp)
+        guard spawned == 0 else {
+            warn("cannot run \(arguments[0]): \(String(cString: strerror(spawned)))")
+            return 127
+        }
+        child.store(pid, ordering: .relaxed)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { return 127 }
+        }
+        child.store(0, ordering: .relaxed)
+        let signal = status & 0x7f
+        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+    }
+
+    /// Holds the interruption until SIGTERM, SIGINT or SIGHUP; exits 0.
+    private static func waitForSignal() -> Int32 {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&signals, signal) }
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+        var received: Int32 = 0
+        sigwait(&signals, &received)
+        return 0
+    }
+}

@@ -1,0 +1,52 @@
+import ArgumentParser
+import AudioPolicyDaemon
+import Foundation
+
+/// `audio-policyd now-playing`: which app owns Now Playing, and its player.
+struct NowPlaying: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "now-playing",
+        abstract: "Show the app that owns Now Playing: the one media keys and `playerctl -p audiopolicy` control.",
+        discussion: """
+            The owner is the app that last started primary audio (music, video, a podcast) or whose player \
+            last reported Playing, or a hook that claimed Now Playing; notifications and prompts never take it. \
+            Prints `nobody` when nothing owns it.
+            """)
+
+    @Option(name: .long, help: "Control socket path (default: $XDG_RUNTIME_DIR/audio-policyd/control).")
+    var socket: String?
+
+    @Flag(name: .long, help: "Print JSON: the owner (application, pid, index, player, identity, playbackStatus, title, artist, claim) or null.")
+    var json = false
+
+    func run() throws {
+        let client = try ControlClient(path: socket ?? ControlSocketPath.default())
+        let reply = try client.request(ControlRequest(id: .number(1), op: "status"))
+        guard reply.ok, let status = reply.status else {
+            throw ValidationError(reply.error ?? "the daemon sent no status")
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            print(status.nowPlaying.map { String(decoding: (try? encoder.encode($0)) ?? Data(), as: UTF8.self) } ?? "null")
+            return
+        }
+        guard let owner = status.nowPlaying else {
+            print("nobody")
+            return
+        }
+        var first = owner.application
+        if let pid = owner.pid { first += " (pid \(pid))" }
+        if let index = owner.index { first += ", stream \(index)" }
+        print(first)
+        if let player = owner.player {
+            print("player: \(player)\(owner.identity.map { " (\($0))" } ?? ""): \(owner.playbackStatus ?? "status unknown")")
+        } else if let claim = owner.claim {
+            print("claimed by a hook (\(claim))\(owner.playbackStatus.map { ": \($0)" } ?? "")")
+        } else {
+            print("player: none (media keys cannot reach it)")
+        }
+        if let title = owner.title { print("title: \(title)") }
+        if let artist = owner.artist { print("artist: \(artist)") }
+    }
+}
