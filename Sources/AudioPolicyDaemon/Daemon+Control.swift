@@ -1,18 +1,33 @@
 import AudioPolicy
 import Foundation
 
-/// Requests on the control socket: `status`, and interruptions begun and ended by hooks.
+/// Requests on the control socket: `status`, and interruptions begun and ended by hooks (the other
+/// hooks, `claim`, `playback` and `subscribe`, are in Daemon+Hooks).
 extension Daemon {
     func handleRequest(_ line: String, from client: ControlServer.ClientID) -> String {
+        // Event lines this request causes for this client wait until its reply is out.
+        media.replyingTo = client
+        defer { media.replyingTo = nil }
         let reply: ControlReply
         do {
             let request = try JSONDecoder().decode(ControlRequest.self, from: Data(line.utf8))
             reply = respond(to: request, from: client)
         } catch {
-            reply = .failure(nil, "malformed request: \(Self.describe(error)); expected one JSON object per line, "
-                + "e.g. {\"id\":1,\"op\":\"status\"}")
+            reply = .failure(Self.salvageID(line), "malformed request: \(Self.describe(error)); expected one JSON "
+                + "object per line, e.g. {\"id\":1,\"op\":\"status\"}")
         }
         return Self.encode(reply)
+    }
+
+    /// The `id` of a request that could not be decoded as a whole, so that even its error reply can
+    /// be matched to it.
+    private static func salvageID(_ line: String) -> JSONValue? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+        switch object["id"] {
+        case let text as String: return .string(text)
+        case let number as NSNumber: return .number(number.doubleValue)
+        default: return nil
+        }
     }
 
     private func respond(to request: ControlRequest, from client: ControlServer.ClientID) -> ControlReply {
@@ -35,19 +50,32 @@ extension Daemon {
             feed(.interruptionBegan(token: token, className: className, properties))
             return ControlReply(id: request.id, ok: true, token: token.rawValue)
         case "end":
+            if let token = request.token, media.claims[client]?.token.rawValue == token {
+                endClaim(of: client)
+                return ControlReply(id: request.id, ok: true)
+            }
             guard let token = request.token.map({ StreamID($0) }), hooksByClient[client]?.contains(token) == true else {
-                return .failure(request.id, "end needs the \"token\" of an interruption this connection began")
+                return .failure(request.id, "end needs the \"token\" of an interruption this connection began "
+                    + "(or of its claim)")
             }
             hooksByClient[client]?.remove(token)
             feed(.interruptionEnded(token: token))
             return ControlReply(id: request.id, ok: true)
+        case "claim":
+            return claimRequest(request, from: client)
+        case "playback":
+            return playbackRequest(request, from: client)
+        case "subscribe":
+            return subscribeRequest(request, from: client)
         default:
             return .failure(request.id, "unknown op \"\(request.op)\"; known: \(ControlRequest.operations.joined(separator: ", "))")
         }
     }
 
-    /// A client went away: the interruptions it began end with it (no stuck ducks).
+    /// A client went away: the interruptions it began end with it (no stuck ducks), and so do its
+    /// claim and subscription.
     func clientLeft(_ client: ControlServer.ClientID) {
+        hooksClientLeft(client)
         guard let tokens = hooksByClient.removeValue(forKey: client) else { return }
         for token in tokens.sorted() {
             log.info("control client gone: ending its interruption \(token)")
@@ -56,8 +84,16 @@ extension Daemon {
     }
 
     func status() -> StatusReport {
+        let rows = statusRows()
+        return StatusReport(
+            nowPlaying: nowPlayingReport(),
+            streams: rows, policy: engine.policy.source, server: serverName, decisions: decisions.recent)
+    }
+
+    /// Every stream (and hook interruption) the engine tracks, as `status` shows it.
+    func statusRows() -> [StatusReport.Stream] {
         let at = now
-        let rows = engine.snapshot(at: at).map { status -> StatusReport.Stream in
+        return engine.snapshot(at: at).map { status -> StatusReport.Stream in
             let index = UInt32(status.id)
             let live = index.flatMap { streams[$0] }
             return StatusReport.Stream(
@@ -67,10 +103,6 @@ extension Daemon {
                 muted: status.muted, spoken: status.spoken, rule: status.reason,
                 hook: status.isHook ? status.id : nil, volume: live?.ownVolume.averageLinear)
         }
-        let owner = engine.nowPlayingOwner.flatMap { id in rows.first { $0.index.map(String.init) == id.rawValue || $0.hook == id.rawValue } }
-        return StatusReport(
-            nowPlaying: owner.map { StatusReport.Owner(application: $0.application, pid: $0.pid, index: $0.index) },
-            streams: rows, policy: engine.policy.source, server: serverName, decisions: decisions.recent)
     }
 
     static func encode(_ reply: ControlReply) -> String {

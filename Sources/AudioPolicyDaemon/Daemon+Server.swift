@@ -67,7 +67,7 @@ extension Daemon {
         guard streams[input.index] == nil else { return streamChanged(input) }
         streams[input.index] = LiveStream(input)
         let id = Self.streamID(input.index)
-        feed(.streamStarted(id, input.properties, player: nil))
+        feed(.streamStarted(id, input.properties, player: playerForNewStream(input)))
         if let announced = input.announcedAt, recordReactionTimes {
             reactionTimes.append(MainLoop.monotonicMicroseconds() &- announced)
         }
@@ -98,6 +98,7 @@ extension Daemon {
     func streamRemoved(_ index: UInt32) {
         guard streams[index] != nil else { return }
         feed(.streamEnded(Self.streamID(index)))
+        streamForgotten(index, input: streams[index]?.input)
         ramps.cancel(index)
         streams[index] = nil
         journalStreamGone(index)

@@ -64,6 +64,8 @@ public final class Daemon {
     var decisions = DecisionLog()
     /// systemd's notification socket (`Type=notify`), when there is one.
     let notifier = SystemdNotifier()
+    /// MPRIS players, our Now Playing player, claims and subscribers (Daemon+Players, +NowPlaying, +Hooks).
+    let media = MediaState()
 
     /// Monotonic µs at start: the engine's clock counts milliseconds from here.
     let epoch: UInt64
@@ -96,6 +98,7 @@ public final class Daemon {
         log.info("policy \(options.policy.source); control socket \(options.socketPath)")
         openJournal()
         connect()
+        startPlayers()
         let code = loop.run()
         control?.shutdown()
         control = nil

@@ -7,6 +7,9 @@ import Foundation
 /// {"id": 1, "op": "status"}
 /// {"id": 2, "op": "begin", "class": "short", "app": "espeak", "properties": {"media.role": "assistant"}}
 /// {"id": 3, "op": "end", "token": "hook-1-1"}
+/// {"id": 4, "op": "claim", "app": "radio", "pid": 4242}
+/// {"id": 5, "op": "playback", "status": "Paused"}
+/// {"id": 6, "op": "subscribe", "events": ["stream", "now-playing"]}
 /// ```
 public struct ControlRequest: Codable, Sendable {
     /// Echoed in the reply so a client can match replies to requests.
@@ -18,21 +21,32 @@ public struct ControlRequest: Codable, Sendable {
     public var app: String?
     /// `begin`: more stream-like properties (`media.role`, `application.process.id`, …).
     public var properties: [String: String]?
-    /// `end`: the token `begin` returned.
+    /// `end`: the token `begin` or `claim` returned.
     public var token: String?
+    /// `claim`: the player's process (default: the connecting process); its streams, and its child
+    /// processes' streams, are the ones the daemon asks this connection to pause and resume.
+    public var pid: Int32?
+    /// `playback`: the claiming player's state, `Playing`, `Paused` or `Stopped` (as MPRIS spells it).
+    public var status: String?
+    /// `subscribe`: the kinds of event to receive (default: all of ``ControlEvent/kinds``).
+    public var events: [String]?
 
     public init(id: JSONValue? = nil, op: String, class className: String? = nil, app: String? = nil,
-                properties: [String: String]? = nil, token: String? = nil) {
+                properties: [String: String]? = nil, token: String? = nil, pid: Int32? = nil,
+                status: String? = nil, events: [String]? = nil) {
         self.id = id
         self.op = op
         self.class = className
         self.app = app
         self.properties = properties
         self.token = token
+        self.pid = pid
+        self.status = status
+        self.events = events
     }
 
     /// The operations the daemon understands.
-    public static let operations = ["status", "begin", "end"]
+    public static let operations = ["status", "begin", "end", "claim", "playback", "subscribe"]
 }
 
 /// The reply to one request: `{"id": …, "ok": true, "result": …}` or `{"id": …, "ok": false, "error": "…"}`.

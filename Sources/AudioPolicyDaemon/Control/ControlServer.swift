@@ -17,6 +17,9 @@ public final class ControlServer {
     public var onRequest: (ClientID, String) -> String = { _, _ in "" }
     /// Called when a client disconnects.
     public var onDisconnect: (ClientID) -> Void = { _ in }
+    /// Called after a reply has been written: event lines meant for that client, held back while its
+    /// request was handled, can follow it now.
+    public var onReplied: (ClientID) -> Void = { _ in }
 
     public let path: String
     private let listener: Int32
@@ -74,10 +77,26 @@ public final class ControlServer {
         listenerWatch = nil
     }
 
-    /// Sends one line to a client that asked to hear events (`subscribe`).
+    /// Sends one line to a client that asked to hear events (`subscribe`). It never waits: a client
+    /// that has stopped reading, so that its socket buffer is full, is disconnected rather than allowed
+    /// to stall the daemon.
     public func send(_ line: String, to id: ClientID) {
         guard let client = clients[id] else { return }
-        write(line, to: client)
+        // Shut down rather than disconnect here: the read watch reports the end on the next loop
+        // iteration, so the disconnect handling never runs inside whatever is sending.
+        if !write(line, to: client, wait: false) { _ = Glibc.shutdown(client.fd, Int32(SHUT_RDWR)) }
+    }
+
+    /// The process id of a connected client (`SO_PEERCRED`), as the kernel saw it connect.
+    public func peerPID(of id: ClientID) -> Int32? {
+        guard let client = clients[id] else { return nil }
+        // `struct ucred` (pid, uid, gid), which Glibc's module map leaves out without _GNU_SOURCE.
+        var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
+        var length = socklen_t(MemoryLayout<(Int32, UInt32, UInt32)>.size)
+        guard getsockopt(client.fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0, credentials.pid > 0 else {
+            return nil
+        }
+        return credentials.pid
     }
 
     // MARK: - Private
@@ -114,6 +133,8 @@ public final class ControlServer {
             if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
             write(onRequest(id, line), to: client)
             guard clients[id] != nil else { return }
+            onReplied(id)
+            guard clients[id] != nil else { return }
         }
         if client.buffer.count > Self.maxLine {
             write(#"{"id":null,"ok":false,"error":"request line longer than 65536 bytes"}"#, to: client)
@@ -121,16 +142,23 @@ public final class ControlServer {
         }
     }
 
-    private func write(_ line: String, to client: Client) {
+    /// Writes a line; false if it could not be written whole (with `wait: false`, also when the
+    /// socket buffer is full).
+    @discardableResult
+    private func write(_ line: String, to client: Client, wait: Bool = true) -> Bool {
         var data = Data(line.utf8)
         data.append(UInt8(ascii: "\n"))
-        data.withUnsafeBytes { raw in
+        let flags = Int32(MSG_NOSIGNAL) | (wait ? 0 : Int32(MSG_DONTWAIT))
+        return data.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return true }
             var offset = 0
             while offset < raw.count {
-                let sent = Foundation.send(client.fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-                if sent <= 0 { return }
+                let sent = Foundation.send(client.fd, base + offset, raw.count - offset, flags)
+                if sent < 0, errno == EINTR { continue }
+                if sent <= 0 { return false }
                 offset += sent
             }
+            return true
         }
     }
 

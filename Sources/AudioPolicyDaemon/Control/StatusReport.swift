@@ -27,6 +27,16 @@ public struct StatusReport: Codable, Hashable, Sendable {
         public var application: String
         public var pid: Int?
         public var index: UInt32?
+        /// The MPRIS bus name of its player (`org.mpris.MediaPlayer2.mpv`), if it has one.
+        public var player: String? = nil
+        /// The player's `Identity` (`mpv`, `Firefox`), or the hook's app name.
+        public var identity: String? = nil
+        /// The player's `PlaybackStatus`, if known.
+        public var playbackStatus: String? = nil
+        public var title: String? = nil
+        public var artist: String? = nil
+        /// The claim token, when a hook claimed Now Playing.
+        public var claim: String? = nil
     }
 
     public var nowPlaying: Owner?

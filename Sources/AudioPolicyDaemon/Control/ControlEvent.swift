@@ -1,0 +1,90 @@
+import AudioPolicy
+
+/// One event line on the control socket: `{"event": KIND, …}`. Event lines never carry `ok`, so a
+/// client can tell them from replies.
+///
+/// Subscribers (`subscribe`) get the kinds they asked for:
+///
+/// ```json
+/// {"event":"stream","stream":{"index":12,"application":"mpv","class":"primary","state":"ducked",…}}
+/// {"event":"now-playing","nowPlaying":{"application":"mpv","pid":4242,"index":12,"player":"org.mpris.MediaPlayer2.mpv",…}}
+/// {"event":"decision","decision":{"stream":"12","application":"mpv","class":"primary","reason":"interrupted by class short","action":"ducked to -14.0 dB (0.200) over 500 ms"}}
+/// {"event":"player","player":{"name":"org.mpris.MediaPlayer2.mpv","identity":"mpv","pid":4242,"status":"Paused","present":true}}
+/// ```
+///
+/// A connection that claimed Now Playing gets, whether it subscribed or not, what is asked of it:
+///
+/// ```json
+/// {"event":"pause","index":12,"token":"claim-3"}
+/// {"event":"resume","index":12,"token":"claim-3"}
+/// {"event":"command","command":"PlayPause","token":"claim-3"}
+/// ```
+public struct ControlEvent: Codable, Hashable, Sendable {
+    /// A player on the session bus, as `player` events show it.
+    public struct Player: Codable, Hashable, Sendable {
+        /// The MPRIS bus name.
+        public var name: String
+        public var identity: String?
+        public var pid: Int?
+        /// `Playing`, `Paused`, `Stopped`, or absent when not known yet.
+        public var status: String?
+        /// False once the player has left the bus.
+        public var present: Bool
+    }
+
+    /// A decision, as `decision` events show it.
+    public struct DecisionInfo: Codable, Hashable, Sendable {
+        public var stream: String
+        public var application: String
+        public var `class`: String
+        public var reason: String
+        public var action: String
+    }
+
+    public var event: String
+    public var stream: StatusReport.Stream?
+    public var nowPlaying: StatusReport.Owner?
+    public var decision: DecisionInfo?
+    public var player: Player?
+    /// `pause` / `resume`: the stream (sink input index) to pause or resume.
+    public var index: UInt32?
+    /// `command`: the MPRIS method a remote control asked for (`PlayPause`, `Next`, …).
+    public var command: String?
+    /// `pause` / `resume` / `command`: the claim it is addressed to.
+    public var token: String?
+
+    /// The kinds a subscriber may ask for.
+    public static let kinds = ["stream", "now-playing", "decision", "player"]
+
+    public init(event: String, stream: StatusReport.Stream? = nil, nowPlaying: StatusReport.Owner? = nil,
+                decision: DecisionInfo? = nil, player: Player? = nil, index: UInt32? = nil,
+                command: String? = nil, token: String? = nil) {
+        self.event = event
+        self.stream = stream
+        self.nowPlaying = nowPlaying
+        self.decision = decision
+        self.player = player
+        self.index = index
+        self.command = command
+        self.token = token
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case event, stream, nowPlaying, decision, player, index, command, token
+    }
+
+    /// Encodes `nowPlaying` as an explicit null for a `now-playing` event with no owner.
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(event, forKey: .event)
+        try container.encodeIfPresent(stream, forKey: .stream)
+        if event == "now-playing" { try container.encode(nowPlaying, forKey: .nowPlaying) } else {
+            try container.encodeIfPresent(nowPlaying, forKey: .nowPlaying)
+        }
+        try container.encodeIfPresent(decision, forKey: .decision)
+        try container.encodeIfPresent(player, forKey: .player)
+        try container.encodeIfPresent(index, forKey: .index)
+        try container.encodeIfPresent(command, forKey: .command)
+        try container.encodeIfPresent(token, forKey: .token)
+    }
+}

@@ -1,0 +1,155 @@
+/// The MPRIS players on the session bus, followed live.
+///
+/// At start it lists the `org.mpris.MediaPlayer2.*` names; afterwards `NameOwnerChanged` tells it of
+/// players that come and go, and `PropertiesChanged` of what they do. A new player is announced
+/// (``onAppear``) once its process id and its `Player` and root properties are in, so the daemon can
+/// map it to streams straight away. Tracking only: acting on players is ``call(_:method:_:reply:)``'s,
+/// at the daemon's request.
+public final class SessionPlayers {
+    private let bus: BusConnection
+    /// Announced players, by well-known name.
+    public private(set) var players: [String: MPRISPlayer] = [:]
+    /// Players whose details are still being fetched, by well-known name.
+    private var loading: [String: (player: MPRISPlayer, waiting: Int)] = [:]
+
+    /// A player is on the bus and its details are known.
+    public var onAppear: (MPRISPlayer) -> Void = { _ in }
+    /// A known player changed (`PlaybackStatus`, `Metadata`, capabilities); with the previous snapshot.
+    public var onChange: (_ player: MPRISPlayer, _ before: MPRISPlayer) -> Void = { _, _ in }
+    /// A player left the bus (its app quit, or gave up the name).
+    public var onGone: (MPRISPlayer) -> Void = { _ in }
+    /// Something could not be asked: for the log.
+    public var onProblem: (String) -> Void = { _ in }
+
+    public init(bus: BusConnection) {
+        self.bus = bus
+    }
+
+    /// Subscribes to the signals and lists the players already there. Call once the bus has
+    /// answered `Hello` (so that our own player can be told apart by its owner).
+    public func start() {
+        bus.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+            + "member='NameOwnerChanged',arg0namespace='org.mpris.MediaPlayer2'")
+        bus.addMatch("type='signal',interface='\(MPRIS.propertiesInterface)',member='PropertiesChanged',"
+            + "path='\(MPRIS.path)'")
+        bus.onSignal(interface: "org.freedesktop.DBus", member: "NameOwnerChanged") { [weak self] message in
+            self?.nameOwnerChanged(message.arguments())
+        }
+        bus.onSignal(interface: MPRIS.propertiesInterface, member: "PropertiesChanged") { [weak self] message in
+            guard message.path == MPRIS.path, let sender = message.sender else { return }
+            self?.propertiesChanged(from: sender, message.arguments())
+        }
+        callBus("ListNames") { [weak self] values in
+            guard let self, let names = values.first?.strings else { return }
+            for name in names.sorted() where name.hasPrefix(MPRIS.namePrefix) {
+                self.callBus("GetNameOwner", [.string(name)]) { [weak self] values in
+                    guard let owner = values.first?.string else { return }
+                    self?.appeared(name, owner: owner)
+                }
+            }
+        }
+    }
+
+    /// The announced player that `owner` (a unique name) owns under `busName`, if any.
+    public func player(named busName: String) -> MPRISPlayer? { players[busName] }
+
+    /// Calls an `org.mpris.MediaPlayer2.Player` method (`Pause`, `Play`, `Stop`, `PlayPause`, `Next`…)
+    /// on a player.
+    public func call(_ busName: String, method: String, _ arguments: [BusValue] = [],
+                     reply: @escaping (Result<[BusValue], BusError>) -> Void = { _ in }) {
+        bus.call(busName, path: MPRIS.path, interface: MPRIS.playerInterface, method: method, arguments,
+                 timeout: 5000, reply: reply)
+    }
+
+    // MARK: - Names
+
+    private func nameOwnerChanged(_ arguments: [BusValue]) {
+        guard arguments.count == 3, let name = arguments[0].string, name.hasPrefix(MPRIS.namePrefix),
+              let newOwner = arguments[2].string else { return }
+        loading[name] = nil
+        if let gone = players.removeValue(forKey: name) { onGone(gone) }
+        if !newOwner.isEmpty { appeared(name, owner: newOwner) }
+    }
+
+    private func appeared(_ name: String, owner: String) {
+        // Our own Now Playing player (or another daemon's) is not a player to pause or map.
+        guard name != MPRIS.ownName, owner != bus.uniqueName, players[name] == nil, loading[name] == nil else { return }
+        loading[name] = (MPRISPlayer(busName: name, owner: owner), 3)
+        bus.call("org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                 method: "GetConnectionUnixProcessID", [.string(owner)], timeout: 5000) { [weak self] result in
+            if case let .failure(error) = result { self?.onProblem("\(name): GetConnectionUnixProcessID: \(error)") }
+            self?.loaded(name, owner: owner) { player in
+                guard let pid = (try? result.get())?.first?.integer.flatMap({ Int32(exactly: $0) }) else { return }
+                player.pid = pid
+                player.flatpakID = ProcessTree.flatpakID(of: pid)
+            }
+        }
+        for interface in [MPRIS.playerInterface, MPRIS.rootInterface] {
+            bus.call(name, path: MPRIS.path, interface: MPRIS.propertiesInterface, method: "GetAll",
+                     [.string(interface)], timeout: 5000) { [weak self] result in
+                if case let .failure(error) = result { self?.onProblem("\(name): GetAll \(interface): \(error)") }
+                let properties = (try? result.get())?.first?.stringDictionary ?? [:]
+                self?.loaded(name, owner: owner) { player in player.apply(properties) }
+            }
+        }
+    }
+
+    /// One of a new player's three answers is in (or failed); the player is announced after the last.
+    private func loaded(_ name: String, owner: String, _ update: (inout MPRISPlayer) -> Void) {
+        guard var entry = loading[name], entry.player.owner == owner else { return }
+        update(&entry.player)
+        entry.waiting -= 1
+        guard entry.waiting == 0 else {
+            loading[name] = entry
+            return
+        }
+        loading[name] = nil
+        players[name] = entry.player
+        onAppear(entry.player)
+    }
+
+    // MARK: - Properties
+
+    private func propertiesChanged(from sender: String, _ arguments: [BusValue]) {
+        guard arguments.count >= 2, let interface = arguments[0].string,
+              interface == MPRIS.playerInterface || interface == MPRIS.rootInterface,
+              let changed = arguments[1].stringDictionary else { return }
+        let invalidated = arguments.count > 2 ? arguments[2].strings ?? [] : []
+        for name in loading.keys.sorted() where loading[name]?.player.owner == sender {
+            loading[name]?.player.apply(changed)
+        }
+        for name in players.keys.sorted() where players[name]?.owner == sender {
+            update(name) { $0.apply(changed) }
+            if !invalidated.isEmpty { refetch(name, interface: interface) }
+        }
+    }
+
+    private func refetch(_ name: String, interface: String) {
+        bus.call(name, path: MPRIS.path, interface: MPRIS.propertiesInterface, method: "GetAll",
+                 [.string(interface)], timeout: 5000) { [weak self] result in
+            guard let properties = (try? result.get())?.first?.stringDictionary else { return }
+            self?.update(name) { $0.apply(properties) }
+        }
+    }
+
+    private func update(_ name: String, _ change: (inout MPRISPlayer) -> Bool) {
+        guard var player = players[name] else { return }
+        let before = player
+        guard change(&player) else { return }
+        players[name] = player
+        onChange(player, before)
+    }
+
+    // MARK: - The bus
+
+    private func callBus(_ method: String, _ arguments: [BusValue] = [],
+                         reply: @escaping ([BusValue]) -> Void) {
+        bus.call("org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                 method: method, arguments, timeout: 5000) { [weak self] result in
+            switch result {
+            case let .success(values): reply(values)
+            case let .failure(error): self?.onProblem("\(method): \(error)")
+            }
+        }
+    }
+}
