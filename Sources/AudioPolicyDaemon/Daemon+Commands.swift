@@ -5,6 +5,7 @@ import Foundation
 extension Daemon {
     func execute(_ commands: [Command]) {
         for command in commands { execute(command) }
+        publishStreamChanges()
     }
 
     private func execute(_ command: Command) {
@@ -43,12 +44,12 @@ extension Daemon {
             if let index = index(of: id) {
                 if case .pause = command { journalPausing(index, player: player) } else { journalResumed(index, player: player) }
             }
-            log.warning("stream \(id): cannot reach player \(player) (MPRIS control is not built yet)")
+            askPlayer(command)
         case let .nowPlaying(id):
-            let owner = id.flatMap(index(of:)).flatMap { streams[$0] }
-            log.info("now playing: \(owner.map { $0.input.applicationName ?? "stream \($0.input.index)" } ?? "nobody")")
+            nowPlayingChanged(id)
         case let .decision(decision):
             recordDecision(decision)
+            publish(decision)
             if decision.action == "started" || decision.action == "interruption began" {
                 log.debug("\(decision)")
             } else {
