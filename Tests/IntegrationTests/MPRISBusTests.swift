@@ -1,0 +1,107 @@
+import AudioPolicyDaemon
+import Foundation
+import Testing
+
+// The D-Bus wrapper on the private session bus scripts/sound-server starts: libdbus driven by our
+// MainLoop (watches, timeouts, dispatch), asynchronous calls, signals, an exported object.
+
+@Suite(
+    "MPRIS: the D-Bus connection on a real session bus",
+    .serialized,
+    .disabled(if: SessionBus.address == nil, "no private session bus (DBUS_SESSION_BUS_ADDRESS): run scripts/test")
+)
+final class MPRISBusTests {
+    let loop = MainLoop()
+
+    /// Runs the loop until `condition` holds; false when `timeout` (µs) passed first. A child process
+    /// exiting does not wake the loop, so the condition is also looked at every 20 ms.
+    private func runLoop(timeout: UInt64 = 5_000_000, until condition: () -> Bool) -> Bool {
+        var expired = false
+        let deadline = MainLoop.Timer(loop: loop) { expired = true }
+        deadline.schedule(after: timeout)
+        var recheck: MainLoop.Timer?
+        recheck = MainLoop.Timer(loop: loop) { recheck?.schedule(after: 20_000) }
+        recheck?.schedule(after: 20_000)
+        defer { recheck = nil }
+        while !condition(), !expired {
+            guard loop.iterate() else { return false }
+        }
+        return condition()
+    }
+
+    private func connect() throws -> (BusConnection, String) {
+        var registered: Result<String, BusError>?
+        let bus = try BusConnection(loop: loop, address: try #require(SessionBus.address)) { registered = $0 }
+        try #require(runLoop { registered != nil }, "Hello was not answered")
+        return (bus, try #require(try registered?.get()))
+    }
+
+    @Test("Hello, a call with its reply, an error reply, all without blocking the loop")
+    func callsAndReplies() throws {
+        let (bus, name) = try connect()
+        #expect(name.hasPrefix(":1."))
+        var names: [String]?
+        bus.call("org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                 method: "ListNames") { names = (try? $0.get())?.first?.strings }
+        try #require(runLoop { names != nil })
+        #expect(names?.contains(name) == true, "our own name is not listed: \(names ?? [])")
+
+        var failure: BusError?
+        bus.call("org.example.Nobody", path: "/", interface: "org.example.Nobody", method: "Ping") { result in
+            if case let .failure(error) = result { failure = error }
+        }
+        try #require(runLoop { failure != nil })
+        #expect(failure?.name == "org.freedesktop.DBus.Error.ServiceUnknown", "\(String(describing: failure))")
+    }
+
+    @Test("a signal we subscribed to arrives with its arguments")
+    func signals() throws {
+        let (bus, _) = try connect()
+        bus.addMatch("type='signal',interface='org.example.Test',member='Hello'")
+        var received: [BusValue]?
+        bus.onSignal(interface: "org.example.Test", member: "Hello") { received = $0.arguments() }
+        let signal = try BusMessage.signal(path: "/org/example", interface: "org.example.Test", name: "Hello")
+        let sent: [BusValue] = [.properties(["n": .int32(5)]), .strings(["a", "b"])]
+        try signal.append(sent)
+        bus.send(signal)
+        try #require(runLoop { received != nil })
+        #expect(received == sent)
+    }
+
+    @Test("an exported object answers another process's call (dbus-send) while the loop runs")
+    func exportedObject() throws {
+        let (bus, name) = try connect()
+        bus.export(path: "/org/example/Echo") { call in
+            bus.reply(to: call, .success([.string("echo: " + (call.arguments().first?.string ?? "?"))]))
+        }
+        let output = Pipe()
+        let sender = try Child(["dbus-send", "--session", "--print-reply", "--dest=\(name)", "/org/example/Echo",
+                                "org.example.Echo.Say", "string:hi"], standardOutput: output)
+        try #require(runLoop { !sender.isRunning }, "dbus-send got no reply")
+        #expect(sender.exitCode == 0)
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(text.contains("\"echo: hi\""), "\(text)")
+
+        // A path nobody serves gets libdbus's UnknownMethod error, not silence.
+        let errors = Pipe()
+        let unknown = try Child(["dbus-send", "--session", "--print-reply", "--dest=\(name)", "/org/example/Nothing",
+                                 "org.example.Echo.Say"], standardError: errors)
+        try #require(runLoop { !unknown.isRunning })
+        #expect(unknown.exitCode != 0)
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(message.contains("UnknownMethod") || message.contains("UnknownObject"), "\(message)")
+    }
+
+    @Test("closing the connection releases it: the bus forgets our name")
+    func closing() throws {
+        var (bus, name): (BusConnection?, String) = try connect()
+        _ = bus
+        bus = nil
+        let (other, _) = try connect()
+        var owned: Bool?
+        other.call("org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                   method: "NameHasOwner", [.string(name)]) { owned = (try? $0.get())?.first?.bool }
+        try #require(runLoop { owned != nil })
+        #expect(owned == false)
+    }
+}
