@@ -4,7 +4,14 @@ import Foundation
 /// Carrying out the engine's commands on the sound server.
 extension Daemon {
     func execute(_ commands: [Command]) {
+        let rampsBefore = ramps.startedCount
+        journal.beginBatch()
         for command in commands { execute(command) }
+        // On disk before any volume of this batch reaches the server (the ramps are written below).
+        report(journal.endBatch())
+        // New ramps are written once for the whole batch (a prompt ducks 200 streams in one go), one
+        // step ahead, so the first change goes out at once rather than a tick later.
+        if ramps.startedCount != rampsBefore { stepRamps(ahead: RampStepper.stepInterval) }
         publishStreamChanges()
     }
 
@@ -14,13 +21,11 @@ extension Daemon {
             guard let index = index(of: id) else { return }
             ramps.start(index, Ramp(from: from, to: to, start: now, duration: duration))
             journalSync(index)
-            stepRamps(ahead: RampStepper.stepInterval)
         case let .mute(id, fade):
             guard let index = index(of: id), let live = streams[index] else { return }
             streams[index]?.policyMuted = true
             ramps.start(index, Ramp(from: live.factor, to: 0, start: now, duration: fade), then: .mute)
             journalSync(index)
-            stepRamps(ahead: RampStepper.stepInterval)
         case let .unmute(id, to, fade):
             guard let index = index(of: id) else { return }
             streams[index]?.policyMuted = false
@@ -28,7 +33,6 @@ extension Daemon {
             pulse?.setMute(index: index, muted: false)
             ramps.start(index, Ramp(from: 0, to: to, start: now, duration: fade))
             journalSync(index)
-            stepRamps(ahead: RampStepper.stepInterval)
         case let .yieldVolume(id):
             guard let index = index(of: id), var live = streams[index] else { return }
             ramps.cancel(index)

@@ -19,11 +19,14 @@ struct RampStepper {
     static let stepInterval = 15.0
 
     private(set) var running: [UInt32: Running] = [:]
+    /// How many ramps were ever started: lets a caller tell whether a batch of commands started any.
+    private(set) var startedCount = 0
 
     var isIdle: Bool { running.isEmpty }
 
     mutating func start(_ index: UInt32, _ ramp: Ramp, then completion: Completion = .none) {
         running[index] = Running(ramp: ramp, completion: completion)
+        startedCount += 1
     }
 
     mutating func cancel(_ index: UInt32) {

@@ -13,6 +13,9 @@ struct Journal {
     private(set) var recovering: [JournalEntry] = []
     /// The last error writing the file, so it is reported once, not on every change.
     private(set) var lastFailure: String?
+    /// Inside ``beginBatch()``/``endBatch()``: changes are saved once, at the end.
+    private var batching = false
+    private var unsaved = false
 
     init(store: JournalStore?) {
         self.store = store
@@ -60,7 +63,25 @@ struct Journal {
         return merged
     }
 
+    /// Holds saves until ``endBatch()``: a prompt that ducks 200 streams writes the file once, not
+    /// 200 times. The caller sends no write to the server before ending the batch.
+    mutating func beginBatch() {
+        batching = true
+    }
+
+    /// Saves what changed since ``beginBatch()``, if anything.
+    mutating func endBatch() -> String? {
+        batching = false
+        guard unsaved else { return nil }
+        return save()
+    }
+
     private mutating func save() -> String? {
+        if batching {
+            unsaved = true
+            return nil
+        }
+        unsaved = false
         guard let store else { return nil }
         do {
             try store.save(all)
