@@ -32,6 +32,13 @@ extension MPRISTests {
         // The command's exit status is interrupt's.
         let failing = try start([binary, "interrupt", "--socket", daemon.socketPath, "--", "sh", "-c", "exit 7"])
         #expect(failing.wait(timeout: 5) == 7)
+        // A class the policy does not know is a mistake: refused, and the command does not run.
+        let marker = try TestEnvironment.temporaryFolder("audio-policyd-interrupt").appendingPathComponent("ran")
+        let refused = try start([binary, "interrupt", "--socket", daemon.socketPath, "--class", "lullaby", "--",
+                                 "touch", marker.path])
+        #expect(refused.wait(timeout: 5) == 64)
+        #expect(!FileManager.default.fileExists(atPath: marker.path), "the command ran although the class was refused")
+        try? FileManager.default.removeItem(at: marker.deletingLastPathComponent())
         #expect(daemon.problems.isEmpty, "\(daemon.problems)")
     }
 
