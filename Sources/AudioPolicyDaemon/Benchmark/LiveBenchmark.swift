@@ -5,8 +5,11 @@ import Foundation
 /// announcing a navigation prompt to our duck requests for every stream, with `streams` other
 /// streams alive; wake-ups while idle with those streams playing; resident memory.
 ///
-/// The streams are real: `pacat` processes playing silence, all of one app (so a prompt ducks every
-/// one of them: the worst case). The daemon runs in this process, on its usual loop.
+/// The streams are real: server-side sine generators (`module-sine`: PulseAudio accepts at most 64
+/// client connections, so 200 players could not connect), which the engine weighs on every decision
+/// (the benchmark's policy classes them `mix`, so they are not written to), plus one music stream
+/// (`pacat`) that each navigation prompt (`pacat`) ducks. The daemon runs in this process, on its
+/// usual loop, with its journal.
 public final class LiveBenchmark {
     public struct Result: Sendable {
         public var server: String?
@@ -23,6 +26,7 @@ public final class LiveBenchmark {
     let prompts: Int
     let idleSeconds: Int
     private var children: [Process] = []
+    private var modules: [String] = []
     private var result: Result?
     private var failure: String?
 
@@ -36,11 +40,14 @@ public final class LiveBenchmark {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("audio-policyd-bench-\(getpid())").path
         defer {
             for child in children where child.isRunning { child.terminate() }
+            for module in modules { _ = Self.pactl(["unload-module", module]) }
             try? FileManager.default.removeItem(atPath: folder)
         }
-        var options = DaemonOptions(policy: .embeddedDefault, policyPath: nil, socketPath: folder + "/control",
+        var options = DaemonOptions(policy: Self.policy, policyPath: nil, socketPath: folder + "/control",
                                     verbose: false)
         options.stopFade = 0
+        // With a journal, as in real use: its one atomic write per decision is part of the reaction.
+        options.journalPath = folder + "/journal.json"
         let daemon = Daemon(options: options)
         daemon.log.logLevel = .warning
         let driver = Driver(benchmark: self, daemon: daemon)
@@ -54,6 +61,41 @@ public final class LiveBenchmark {
     struct BenchmarkError: Error, CustomStringConvertible {
         var message: String
         var description: String { message }
+    }
+
+    /// The default policy, with the generators (role `abstract`) in a class of their own, kind mix.
+    static var policy: Policy {
+        var policy = Policy.embeddedDefault
+        policy.classes["background"] = InterruptionClass(name: "background", kind: .mix)
+        policy.rules.insert(Rule(name: "benchmark generators",
+                                 matchers: [PropertyMatcher(key: "media.role", patterns: [Glob("abstract")])],
+                                 className: "background"), at: 0)
+        return policy
+    }
+
+    /// Runs pactl and returns its output, or nil when it failed.
+    static func pactl(_ arguments: [String]) -> String? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/pactl")
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return nil }
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return process.terminationStatus == 0 ? String(decoding: output, as: UTF8.self) : nil
+    }
+
+    /// Starts one server-side sine generator on the default sink.
+    func addGenerator(_ number: Int) -> Bool {
+        guard let module = Self.pactl(["load-module", "module-sine", "frequency=\(200 + number)"])?
+            .trimmingCharacters(in: .whitespacesAndNewlines), !module.isEmpty else {
+            failure = "pactl load-module module-sine failed"
+            return false
+        }
+        modules.append(module)
+        return true
     }
 
     /// Plays silence as a stream with the given properties until terminated.
@@ -106,9 +148,11 @@ public final class LiveBenchmark {
             guard !started else { return }
             started = true
             timer = MainLoop.Timer(loop: daemon.loop) { [unowned self] in self.step() }
-            for _ in 0..<benchmark.streamCount {
-                guard benchmark.play(["media.role": "music", "application.name": "bench-music",
-                                      "application.process.id": "4242"]) != nil else { return fail(benchmark.failure ?? "") }
+            for number in 0..<benchmark.streamCount {
+                guard benchmark.addGenerator(number) else { return fail(benchmark.failure ?? "") }
+            }
+            guard benchmark.play(["media.role": "music", "application.name": "bench-music"]) != nil else {
+                return fail(benchmark.failure ?? "")
             }
             waitedTicks = 0
             after(100, waitForStreams)
@@ -116,7 +160,7 @@ public final class LiveBenchmark {
 
         func waitForStreams() {
             waitedTicks += 1
-            guard daemon.streams.count >= benchmark.streamCount else {
+            guard daemon.streams.count >= benchmark.streamCount + 1 else {
                 return waitedTicks > 600 ? fail("only \(daemon.streams.count) of \(benchmark.streamCount) streams appeared")
                     : after(100, waitForStreams)
             }
@@ -156,11 +200,13 @@ public final class LiveBenchmark {
             let end = ProcessStats.current()
             benchmark.result = Result(
                 server: daemon.serverName, streams: benchmark.streamCount,
-                reaction: Percentiles(daemon.reactionTimes.map(Double.init)), idleSeconds: benchmark.idleSeconds,
+                reaction: Percentiles(daemon.reactionTimes.map { Double($0) }), idleSeconds: benchmark.idleSeconds,
                 // The benchmark's own timer woke the process once to end the idle period.
                 idleWakeups: max(0, end.contextSwitches - idleStart.contextSwitches - 1),
                 residentKiB: end.residentKiB, peakResidentKiB: end.peakResidentKiB)
             for child in benchmark.children where child.isRunning { child.terminate() }
+            for module in benchmark.modules { _ = LiveBenchmark.pactl(["unload-module", module]) }
+            benchmark.modules = []
             daemon.stop()
         }
     }
