@@ -163,7 +163,9 @@ extension Daemon {
         guard !stopping else { return }
         let delay = media.busRetryDelay
         media.busRetryDelay = min(media.busRetryDelay * 2, 30_000_000)
-        log.warning("session bus: \(reason); trying again in \(delay / 1000) ms")
+        // A notice, not a warning: the session bus going away (the session ending, a test restarting
+        // it) is no fault of ours, and nothing but MPRIS waits for it.
+        log.notice("session bus: \(reason); trying again in \(delay / 1000) ms")
         media.busRetry?.schedule(after: delay)
     }
 
