@@ -2,9 +2,12 @@ import Foundation
 
 /// A process a test started. Whatever happens to the test, it does not outlive it: `deinit` kills it
 /// (SIGKILL) if it still runs. Its exit is awaited against a deadline, never forever.
+///
+/// Spawned with `posix_spawn` and reaped by a thread of its own: Foundation's `Process.run()` was
+/// seen crashing (a bad `memmove`) while tests spawned many short commands.
 final class Child: @unchecked Sendable {
     let name: String
-    private let process = Process()
+    let pid: Int32
     private let exit = ExitBox()
 
     /// Starts `arguments` (the first one looked up in PATH). Standard input is /dev/null; output not
@@ -12,30 +15,54 @@ final class Child: @unchecked Sendable {
     init(_ arguments: [String], environment: [String: String]? = nil,
          standardOutput: Pipe? = nil, standardError: Pipe? = nil) throws {
         name = arguments.joined(separator: " ")
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        for (target, pipe) in [(Int32(1), standardOutput), (Int32(2), standardError)] {
+            if let pipe {
+                // Only the dup'ed copy may reach the child (or other children): EOF depends on it.
+                _ = fcntl(pipe.fileHandleForReading.fileDescriptor, F_SETFD, FD_CLOEXEC)
+                _ = fcntl(pipe.fileHandleForWriting.fileDescriptor, F_SETFD, FD_CLOEXEC)
+                posix_spawn_file_actions_adddup2(&actions, pipe.fileHandleForWriting.fileDescriptor, target)
+            } else {
+                posix_spawn_file_actions_addopen(&actions, target, "/dev/null", O_WRONLY, 0)
+            }
+        }
         // env execs the program, so the pid we see is the program's (paplay's
         // `application.process.id`).
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = standardOutput ?? FileHandle.nullDevice
-        process.standardError = standardError ?? FileHandle.nullDevice
-        process.terminationHandler = { [exit] process in
-            let code = process.terminationReason == .uncaughtSignal
-                ? 128 + process.terminationStatus : process.terminationStatus
-            exit.set(code)
+        let argv = (["/usr/bin/env"] + arguments).map { strdup($0) } + [nil]
+        let variables = environment ?? ProcessInfo.processInfo.environment
+        let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
         }
-        try process.run()
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, "/usr/bin/env", &actions, nil, argv, envp)
+        guard status == 0 else {
+            throw CommandFailure(description: "cannot start `\(name)`: \(String(cString: strerror(status)))")
+        }
+        self.pid = pid
+        // The parent's copies of the write ends must go, or readers never see end of file.
+        try? standardOutput?.fileHandleForWriting.close()
+        try? standardError?.fileHandleForWriting.close()
+        let exit = exit, spawned = pid
+        Thread.detachNewThread {
+            var status: Int32 = 0
+            while waitpid(spawned, &status, 0) < 0, errno == EINTR {}
+            let signal = status & 0x7f
+            exit.set(signal == 0 ? (status >> 8) & 0xff : 128 + signal)
+        }
     }
 
     deinit {
         if exit.code == nil {
-            Foundation.kill(process.processIdentifier, SIGKILL)
+            Foundation.kill(pid, SIGKILL)
             _ = exit.wait(until: Date() + 5)
         }
     }
 
-    var pid: Int32 { process.processIdentifier }
     var isRunning: Bool { exit.code == nil }
     /// The exit code (128 + N after signal N), once it has exited.
     var exitCode: Int32? { exit.code }
@@ -65,7 +92,7 @@ final class Child: @unchecked Sendable {
     }
 }
 
-/// The exit code, set once from Foundation's termination handler thread.
+/// The exit code, set once by the reaping thread.
 private final class ExitBox: @unchecked Sendable {
     private let condition = NSCondition()
     private var value: Int32?
