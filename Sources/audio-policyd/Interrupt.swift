@@ -14,7 +14,8 @@ struct Interrupt: ParsableCommand {
             passed on to the command.
             The command's own streams get `media.role` ROLE (through PULSE_PROP), so that a text-to-speech \
             engine's voice is classified with the interruption rather than as music.
-            Without a command, the interruption lasts until this process is terminated.
+            Without a command, the interruption lasts until this process is terminated (or, when its standard \
+            output is a pipe, until the pipe's reader is gone: a player that runs it as a subprocess and quits).
             If the daemon cannot be reached, the command still runs (with a warning); if it refuses (an \
             unknown class), nothing runs and the exit status is 64.
             Example: audio-policyd interrupt --class short --app espeak -- espeak-ng "Turn left"
@@ -56,7 +57,7 @@ struct Interrupt: ParsableCommand {
         let connection = try begin(name: app ?? arguments.first.map { ($0 as NSString).lastPathComponent } ?? "interrupt")
         let code: Int32
         if arguments.isEmpty {
-            code = Self.waitForSignal()
+            code = Self.waitForEnd()
         } else {
             code = try Self.runCommand(arguments, role: role == "none" ? nil : role ?? Self.defaultRoles[className])
         }
@@ -138,14 +139,33 @@ struct Interrupt: ParsableCommand {
         return signal == 0 ? (status >> 8) & 0xff : 128 + signal
     }
 
-    /// Holds the interruption until SIGTERM, SIGINT or SIGHUP; exits 0.
-    private static func waitForSignal() -> Int32 {
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&signals, signal) }
-        pthread_sigmask(SIG_BLOCK, &signals, nil)
-        var received: Int32 = 0
-        sigwait(&signals, &received)
-        return 0
+    /// Holds the interruption until SIGTERM, SIGINT or SIGHUP — or, when standard output is a pipe,
+    /// until whoever reads it is gone (a player that started us as a subprocess and quit). Exits 0.
+    private static func waitForEnd() -> Int32 {
+        // The self-pipe trick: the handlers write a byte that poll() sees; no signal is missed
+        // between checking and waiting.
+        var wake: [Int32] = [0, 0]
+        guard pipe(&wake) == 0 else { return 1 }
+        wakeUp.store(wake[1], ordering: .relaxed)
+        for signal in [SIGTERM, SIGINT, SIGHUP] {
+            Glibc.signal(signal) { _ in
+                var byte: UInt8 = 1
+                _ = write(Interrupt.wakeUp.load(ordering: .relaxed), &byte, 1)
+            }
+        }
+        var status = stat()
+        let watchOutput = fstat(STDOUT_FILENO, &status) == 0 && (status.st_mode & S_IFMT) == S_IFIFO
+        // A pipe's write end reports POLLERR once its read end is closed; nothing needs to be written.
+        var fds = [pollfd(fd: wake[0], events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: STDOUT_FILENO, events: 0, revents: 0)]
+        while true {
+            let ready = poll(&fds, watchOutput ? 2 : 1, -1)
+            if ready < 0, errno == EINTR { continue }
+            if ready < 0 || fds[0].revents != 0 { return 0 }
+            if fds[1].revents & Int16(POLLERR | POLLHUP) != 0 { return 0 }
+        }
     }
+
+    /// The write end of the pipe that wakes ``waitForEnd()``.
+    private static let wakeUp = Atomic<Int32>(-1)
 }

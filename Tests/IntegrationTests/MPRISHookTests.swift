@@ -215,3 +215,30 @@ extension MPRISTests {
         #expect(daemon.problems.isEmpty, "\(daemon.problems)")
     }
 }
+
+extension MPRISTests {
+    @Test("the mpv hook's `class` option holds an interruption while mpv plays, released on pause and when mpv is killed")
+    func mpvHookHoldsAnInterruption() throws {
+        let daemon = try startDaemon()
+        let script = TestEnvironment.packageRoot.appendingPathComponent("hooks/mpv/audio-policyd.lua").path
+        // The hook runs `command interrupt ...`: a wrapper points that at this daemon's socket.
+        let runtime = URL(fileURLWithPath: daemon.socketPath).deletingLastPathComponent().path
+        let wrapper = URL(fileURLWithPath: runtime).appendingPathComponent("interrupt-wrapper").path
+        try "#!/bin/sh\nexec '\(TestEnvironment.daemonBinary)' \"$@\" --socket '\(daemon.socketPath)'\n"
+            .write(toFile: wrapper, atomically: true, encoding: .utf8)
+        chmod(wrapper, 0o755)
+        let mpv = try startMPV(scripts: [script], options: ["audio-policyd-class=short", "audio-policyd-command=\(wrapper)"])
+        func hooks() throws -> [StatusReport.Stream] { try daemon.status().streams.filter { $0.hook != nil } }
+        try awaitStatus(daemon, "mpv's hook to hold a short interruption") { status in
+            status.streams.contains { $0.hook != nil && $0.class == "short" && $0.application == "mpv" }
+        }
+        try SessionBus.playerctl(mpv.name, "pause")
+        try awaitStatus(daemon, "the interruption released on pause") { $0.streams.allSatisfy { $0.hook == nil } }
+        try SessionBus.playerctl(mpv.name, "play")
+        try awaitStatus(daemon, "the interruption held again") { $0.streams.contains { $0.hook != nil } }
+        mpv.kill()
+        try awaitStatus(daemon, "the interruption released when mpv died") { $0.streams.allSatisfy { $0.hook == nil } }
+        #expect(try hooks().isEmpty)
+        #expect(daemon.problems.isEmpty, "\(daemon.problems)")
+    }
+}

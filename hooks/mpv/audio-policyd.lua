@@ -96,7 +96,10 @@ local function take()
     if o.class == "" or hold then return end
     hold = mp.command_native_async({
         name = "subprocess",
-        playback_only = false,
+        playback_only = true,
+        -- Its standard output is then a pipe to mpv: when mpv quits without stopping it, the pipe's
+        -- end tells `interrupt` to end the interruption.
+        capture_stdout = true,
         args = { o.command, "interrupt", "--class", o.class, "--app", base_name,
                  "--property", "application.process.id=" .. tostring(utils.getpid()) },
     }, function(success, result, err)
