@@ -39,7 +39,7 @@ struct Interrupt: ParsableCommand {
     @Option(name: .long, help: "Control socket path (default: $XDG_RUNTIME_DIR/audio-policyd/control).")
     var socket: String?
 
-    @Argument(parsing: .captureForPassthrough, help: "The command to run, after `--`.")
+    @Argument(parsing: .postTerminator, help: "The command to run, after `--`.")
     var command: [String] = []
 
     func validate() throws {
