@@ -265,7 +265,11 @@ extension MPRISTests {
 
         second.kill()
         try awaitNowPlaying(first, daemon)
-        #expect(try SessionBus.playerctl("audiopolicy", "status") == "Paused")
+        // mpv-mpris signals PlaybackStatus a moment after playerctl can read it: await the mirror.
+        try changes.await("audiopolicy to mirror the first mpv's Paused", timeout: 3) { () throws -> Probe<Void> in
+            let shown = try SessionBus.playerctl("audiopolicy", "status")
+            return shown == "Paused" ? .done(()) : .waiting(shown)
+        }
         try SessionBus.playerctl("audiopolicy", "play")
         try first.awaitStatus("Playing")
         #expect(daemon.problems.isEmpty, "\(daemon.problems)")
