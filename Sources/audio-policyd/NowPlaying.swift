@@ -20,15 +20,9 @@ struct NowPlaying: ParsableCommand {
     var json = false
 
     func run() throws {
-        let client = try ControlClient(path: socket ?? ControlSocketPath.default())
-        let reply = try client.request(ControlRequest(id: .number(1), op: "status"))
-        guard reply.ok, let status = reply.status else {
-            throw ValidationError(reply.error ?? "the daemon sent no status")
-        }
+        let status = try DaemonStatus.fetch(socket: socket)
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(status.nowPlaying.map { String(decoding: (try? encoder.encode($0)) ?? Data(), as: UTF8.self) } ?? "null")
+            print(try status.nowPlaying.map(DaemonStatus.json) ?? "null")
             return
         }
         guard let owner = status.nowPlaying else {

@@ -15,15 +15,9 @@ struct Status: ParsableCommand {
     var json = false
 
     func run() throws {
-        let client = try ControlClient(path: socket ?? ControlSocketPath.default())
-        let reply = try client.request(ControlRequest(id: .number(1), op: "status"))
-        guard reply.ok, let status = reply.status else {
-            throw ValidationError(reply.error ?? "the daemon sent no status")
-        }
+        let status = try DaemonStatus.fetch(socket: socket)
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(status), as: UTF8.self))
+            print(try DaemonStatus.json(status))
             return
         }
         print("policy: \(status.policy)")
