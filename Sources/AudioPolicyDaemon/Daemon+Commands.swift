@@ -7,7 +7,7 @@ extension Daemon {
         let rampsBefore = ramps.startedCount
         journal.beginBatch()
         for command in commands { execute(command) }
-        // On disk before any volume of this batch reaches the server (the ramps are written below).
+        // On record before any volume of this batch is sent (the ramps are written below).
         report(journal.endBatch())
         // New ramps are written once for the whole batch (a prompt ducks 200 streams in one go), one
         // step ahead, so the first change goes out at once rather than a tick later.

@@ -100,6 +100,7 @@ public final class Daemon {
         connect()
         startPlayers()
         let code = loop.run()
+        journal.store?.flush()
         control?.shutdown()
         control = nil
         return code

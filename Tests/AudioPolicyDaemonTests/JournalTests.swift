@@ -75,7 +75,7 @@ struct JournalTests {
 
     // MARK: - The file
 
-    @Test func savesAtomicallyLoadsBackAndRemovesWhenEmpty() throws {
+    @Test func appendsRecordsLoadsTheLastAndRemovesWhenEmpty() throws {
         let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = JournalStore(path: folder.appendingPathComponent("state/audio-policyd/journal.json").path)
@@ -84,17 +84,65 @@ struct JournalTests {
         #expect(store.load() == .entries([Self.beep, Self.music]))
         let attributes = try FileManager.default.attributesOfItem(atPath: store.path)
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
-        #expect(!FileManager.default.fileExists(atPath: store.path + ".tmp"))
         try store.save([Self.beep])
         #expect(store.load() == .entries([Self.beep]))
+        // One record a line, the last one is the journal.
+        let lines = try Self.lines(store.path)
+        #expect(lines == [JournalFile(entries: [Self.music, Self.beep]).encoded(), JournalFile(entries: [Self.beep]).encoded()])
         try store.save([])
         #expect(!FileManager.default.fileExists(atPath: store.path))
         #expect(store.load() == .empty)
         try store.save([])
+        // After the file went, the next change starts a new one.
+        try store.save([Self.music])
+        #expect(try Self.lines(store.path) == [JournalFile(entries: [Self.music]).encoded()])
+        store.flush()
+    }
+
+    @Test func aLastRecordCutShortLeavesTheOneBefore() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("journal.json").path
+        let first = JournalFile(entries: [Self.music]).encoded()
+        let second = JournalFile(entries: [Self.music, Self.beep]).encoded()
+        try (first + second.prefix(second.count / 2)).write(to: URL(fileURLWithPath: path))
+        #expect(JournalStore(path: path).load() == .cutShort([Self.music]))
+        // Cut just before its newline, the last record is whole.
+        try (first + second.dropLast()).write(to: URL(fileURLWithPath: path))
+        #expect(JournalStore(path: path).load() == .entries([Self.beep, Self.music]))
+    }
+
+    @Test func anEarlierRunsFileIsReplacedNotAppendedTo() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("journal.json").path
+        let earlier = JournalFile(entries: [Self.music]).encoded()
+        try (earlier + earlier.prefix(20)).write(to: URL(fileURLWithPath: path))
+        let store = JournalStore(path: path)
+        try store.save([Self.beep])
+        #expect(try Self.lines(path) == [JournalFile(entries: [Self.beep]).encoded()])
+        #expect(!FileManager.default.fileExists(atPath: path + ".tmp"))
+        try store.save([Self.music])
+        #expect(store.load() == .entries([Self.music]))
+    }
+
+    @Test func aLongLogIsCompactedToItsLastRecord() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = JournalStore(path: folder.appendingPathComponent("journal.json").path)
+        let record = JournalFile(entries: [Self.music]).encoded()
+        let fits = JournalStore.compactionSize / record.count
+        for _ in 0..<fits { try store.save([Self.music]) }
+        #expect(try Self.lines(store.path).count == fits)
+        try store.save([Self.beep])
+        #expect(try Self.lines(store.path) == [JournalFile(entries: [Self.beep]).encoded()])
+        try store.save([Self.music])
+        #expect(try Self.lines(store.path).count == 2)
+        #expect(store.load() == .entries([Self.music]))
     }
 
     @Test("a corrupt journal is set aside with its bytes, once, and the next load is empty",
-          arguments: ["cut", "garbage", "empty file"])
+          arguments: ["cut", "garbage", "garbage after a good record"])
     func corruptIsSetAside(_ kind: String) throws {
         let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -103,7 +151,7 @@ struct JournalTests {
         let bytes = switch kind {
         case "cut": whole.prefix(whole.count - 5)
         case "garbage": Data([0, 159, 146, 150])
-        default: Data()
+        default: whole + Data("not a record\n".utf8)
         }
         try bytes.write(to: URL(fileURLWithPath: store.path))
         let when = Date(timeIntervalSince1970: 1_800_000_000)
@@ -121,12 +169,26 @@ struct JournalTests {
         #expect(second == store.path + ".corrupt-20270115T080000Z-2")
     }
 
+    @Test func anEmptyFileIsAnEmptyJournal() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("journal.json").path
+        try Data().write(to: URL(fileURLWithPath: path))
+        #expect(JournalStore(path: path).load() == .empty)
+    }
+
     @Test func defaultPathFollowsXDG() {
         #expect(JournalStore.defaultPath(environment: ["XDG_STATE_HOME": "/s", "HOME": "/h"]) == "/s/audio-policyd/journal.json")
         #expect(JournalStore.defaultPath(environment: ["HOME": "/h"]) == "/h/.local/state/audio-policyd/journal.json")
         // A relative XDG_STATE_HOME is invalid by the spec and ignored.
         #expect(JournalStore.defaultPath(environment: ["XDG_STATE_HOME": "rel", "HOME": "/h"])
             == "/h/.local/state/audio-policyd/journal.json")
+    }
+
+    /// The file's lines, each with its newline.
+    static func lines(_ path: String) throws -> [Data] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        return data.split(separator: UInt8(ascii: "\n")).map { Data($0) + Data("\n".utf8) }
     }
 
     static func temporaryFolder() throws -> URL {

@@ -186,6 +186,10 @@ final class RecoveryTests {
     // MARK: - Helpers
 
     static func entries(in path: String) throws -> [JournalEntry] {
-        try JournalFile.decode(try Data(contentsOf: URL(fileURLWithPath: path))).entries
+        switch JournalStore(path: path).load() {
+        case .empty: []
+        case let .entries(entries), let .cutShort(entries): entries
+        case let .corrupt(reason, _): throw JournalFile.Unreadable(description: reason)
+        }
     }
 }

@@ -5,7 +5,7 @@
 /// Entries left by an earlier run, or by a server that went away, are *recovering*: the daemon has
 /// sent the writes that undo them and keeps them on disk until the server has answered.
 struct Journal {
-    /// No store: a daemon that keeps no journal (the benchmark), everything else still works.
+    /// No store: a daemon that keeps no journal; everything else still works.
     let store: JournalStore?
     /// Streams changed by this run, on the server we are connected to now.
     private(set) var entries: [UInt32: JournalEntry] = [:]

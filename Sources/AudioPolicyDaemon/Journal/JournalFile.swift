@@ -1,6 +1,6 @@
 import Foundation
 
-/// The journal's on-disk form: one small JSON object.
+/// One record of the journal's on-disk log (``JournalStore``): the whole journal as one line of JSON.
 ///
 /// ```json
 /// {"entries":[{"application":"Rhythmbox","channelMap":[1,2],"muted":false,"pausedPlayers":[],
@@ -23,6 +23,10 @@ public struct JournalFile: Codable, Hashable, Sendable {
     /// Why a journal file cannot be used.
     public struct Unreadable: Error, CustomStringConvertible, Equatable {
         public var description: String
+
+        public init(description: String) {
+            self.description = description
+        }
     }
 
     /// The file's bytes.

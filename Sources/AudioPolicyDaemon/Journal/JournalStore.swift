@@ -1,17 +1,38 @@
+import Dispatch
 import Foundation
 
-/// Where the journal lives on disk, and the two things done with it: read it at start, replace it
-/// atomically on every change.
+/// Where the journal lives on disk, and the two things done with it: read it at start, record every
+/// change before it is made.
 ///
-/// A write goes to `journal.json.tmp`, is fsynced, renamed over `journal.json`, and the folder is
-/// fsynced: after a crash or a power cut the file is the old journal or the new one, never a mix.
-/// An empty journal is no file at all.
-public struct JournalStore: Sendable {
+/// The file is an append-only log of ``JournalFile`` records, one JSON line each; the last whole line
+/// is the journal. Recording a change appends one line to the page cache (a few microseconds), so a
+/// daemon that crashes or is killed at any instant leaves the record of every change it had sent: the
+/// kernel keeps what `write(2)` took whether or not the process lives on. Making the line survive a
+/// power cut (`fdatasync`) is done by a background queue right after, off the path from a new stream to
+/// its duck; after a power cut no stream is left to restore, and the server saves its own stream
+/// volumes lazily (module-stream-restore: seconds later), so the record is on disk before any ducked
+/// level the server could have saved. A line cut short by a power cut is dropped and the one before it
+/// used. An empty journal is no file at all; a log grown past ``compactionSize`` is replaced by its
+/// last record (write, fsync, rename, fsync the folder: the old file or the new, never a mix).
+public final class JournalStore {
     /// The journal file.
     public let path: String
+    /// The log, open for appending while the journal has entries; -1 when there is no file.
+    private var log: Int32 = -1
+    private var logSize = 0
+    /// Syncs appended lines to disk, and closes replaced descriptors after their last sync.
+    private let disk = DispatchQueue(label: "audio-policyd.journal")
+
+    /// A log this long is replaced by its last record at the next change.
+    public static let compactionSize = 64 * 1024
 
     public init(path: String) {
         self.path = path
+    }
+
+    deinit {
+        let fd = log
+        disk.sync { if fd >= 0 { close(fd) } }
     }
 
     /// `$XDG_STATE_HOME/audio-policyd/journal.json`, else `~/.local/state/audio-policyd/journal.json`.
@@ -31,12 +52,17 @@ public struct JournalStore: Sendable {
         case empty
         /// Streams an earlier run had changed and not restored.
         case entries([JournalEntry])
+        /// As ``entries(_:)``, from the record before the last: the last was cut short (the machine
+        /// stopped while it was being written).
+        case cutShort([JournalEntry])
         /// The file could not be used: it was renamed to `setAside` (nil if even that failed).
         case corrupt(reason: String, setAside: String?)
     }
 
-    /// Reads the journal. A corrupt or truncated one is renamed `journal.json.corrupt-<time>`, so it
-    /// can be looked at and is never read again; the daemon starts as if there were none.
+    /// Reads the journal: its last whole record. A file whose last whole record is unreadable (another
+    /// program's file, a future format, a record cut short with none before it) is renamed
+    /// `journal.json.corrupt-<time>`, so it can be looked at and is never read again; the daemon starts
+    /// as if there were none.
     public func load(now: Date = Date()) -> Loaded {
         let data: Data
         do {
@@ -46,9 +72,24 @@ public struct JournalStore: Sendable {
         } catch {
             return setAside(reason: "cannot read: \(error.localizedDescription)", now: now)
         }
+        let newline = UInt8(ascii: "\n")
+        var lines = data.split(separator: newline, omittingEmptySubsequences: true)
+        guard let last = lines.last else { return .empty }
+        // A last line without its newline was being written when the machine stopped: a record of
+        // its own if it reads whole, else the one before it is the journal.
+        var cutShort = false
+        if data.last != newline {
+            lines.removeLast()
+            if let whole = try? JournalFile.decode(Data(last)) {
+                return whole.entries.isEmpty ? .empty : .entries(whole.entries)
+            }
+            if lines.isEmpty { return setAside(reason: "its only record is cut short", now: now) }
+            cutShort = true
+        }
         do {
-            let file = try JournalFile.decode(data)
-            return file.entries.isEmpty ? .empty : .entries(file.entries)
+            let file = try JournalFile.decode(Data(lines[lines.count - 1]))
+            if file.entries.isEmpty { return .empty }
+            return cutShort ? .cutShort(file.entries) : .entries(file.entries)
         } catch {
             return setAside(reason: error.description, now: now)
         }
@@ -76,49 +117,118 @@ public struct JournalStore: Sendable {
 
     // MARK: - Writing
 
-    /// Replaces the journal with `entries` (removes it when there are none), atomically and durably.
+    /// Makes `entries` the journal (no file when there are none). On return the record is in the
+    /// kernel's hands (it survives this process); it reaches the disk moments later (``flush()``).
     public func save(_ entries: [JournalEntry]) throws {
-        guard !entries.isEmpty else {
-            if unlink(path) != 0, errno != ENOENT { throw POSIXError.current("remove \(path)") }
-            fsyncFolder()
-            return
+        guard !entries.isEmpty else { return try remove() }
+        let record = JournalFile(entries: entries).encoded()
+        if log >= 0, logSize + record.count <= Self.compactionSize {
+            return try append(record)
         }
+        // No log open yet: start one, unless a file is there (an earlier run's, maybe ending in a cut
+        // record that a line appended to it would be glued to); a long log: start over.
+        if log < 0, access(path, F_OK) != 0 {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw POSIXError.current("create \(path)") }
+            log = fd
+            logSize = 0
+            try append(record, newFile: true)
+        } else {
+            try replace(with: record)
+        }
+    }
+
+    /// Waits until everything saved so far is on disk.
+    public func flush() {
+        disk.sync {}
+    }
+
+    private func append(_ record: Data, newFile: Bool = false) throws {
+        do {
+            try writeAll(record, to: log, name: path)
+        } catch {
+            // Part of the line may be in the file: the next save starts a new one.
+            closeLog()
+            throw error
+        }
+        logSize += record.count
+        let fd = log, folder = folder
+        disk.async {
+            fdatasync(fd)
+            if newFile { Self.fsyncFolder(folder) }
+        }
+    }
+
+    /// No entries: the file goes.
+    private func remove() throws {
+        closeLog()
+        guard unlink(path) == 0 || errno == ENOENT else { throw POSIXError.current("remove \(path)") }
+        let folder = folder
+        disk.async { Self.fsyncFolder(folder) }
+    }
+
+    /// Replaces the file with a log holding `record` alone, atomically and durably, and appends to it
+    /// from now on.
+    private func replace(with record: Data) throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         let temporary = path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw POSIXError.current("create \(temporary)") }
-        let bytes = JournalFile(entries: entries).encoded()
+        do {
+            try writeAll(record, to: fd, name: temporary)
+            guard fsync(fd) == 0 else { throw POSIXError.current("fsync \(temporary)") }
+            guard rename(temporary, path) == 0 else { throw POSIXError.current("rename \(temporary) to \(path)") }
+        } catch {
+            close(fd)
+            unlink(temporary)
+            throw error
+        }
+        fsyncFolder()
+        closeLog()
+        // The descriptor still names the renamed file: append to it.
+        guard lseek(fd, 0, SEEK_END) >= 0, fcntl(fd, F_SETFL, O_APPEND) == 0 else {
+            close(fd)
+            throw POSIXError.current("reopen \(path)")
+        }
+        log = fd
+        logSize = record.count
+    }
+
+    private func closeLog() {
+        guard log >= 0 else { return }
+        let fd = log
+        log = -1
+        logSize = 0
+        // After the syncs queued before it.
+        disk.async { close(fd) }
+    }
+
+    private func writeAll(_ bytes: Data, to fd: Int32, name: String) throws {
         var failure: POSIXError?
         bytes.withUnsafeBytes { raw in
             var offset = 0
-            while offset < raw.count {
-                guard let base = raw.baseAddress else { break }
+            while offset < raw.count, let base = raw.baseAddress {
                 let written = write(fd, base + offset, raw.count - offset)
                 if written < 0, errno == EINTR { continue }
                 guard written > 0 else {
-                    failure = POSIXError.current("write \(temporary)")
+                    failure = POSIXError.current("write \(name)")
                     return
                 }
                 offset += written
             }
         }
-        if failure == nil, fsync(fd) != 0 { failure = POSIXError.current("fsync \(temporary)") }
-        close(fd)
-        if let failure {
-            unlink(temporary)
-            throw failure
-        }
-        guard rename(temporary, path) == 0 else {
-            let error = POSIXError.current("rename \(temporary) to \(path)")
-            unlink(temporary)
-            throw error
-        }
-        fsyncFolder()
+        if let failure { throw failure }
     }
 
-    /// Makes a rename or unlink in the folder durable.
+    /// Makes a rename, creation or unlink in the folder durable.
     private func fsyncFolder() {
+        Self.fsyncFolder(folder)
+    }
+
+    private static func fsyncFolder(_ folder: String) {
         let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
         fsync(fd)
