@@ -14,13 +14,16 @@ extension Engine {
             if interruptersByApp[stream.app] == nil { apps.append(stream.app) }
             interruptersByApp[stream.app, default: []].append(stream)
         }
+        let interrupters = apps.map { ($0, interruptersByApp[$0] ?? []) }
         for position in streams.indices {
             let stream = streams[position: position]
             guard stream.isLive, !stream.isHook else { continue }
             var effect = (Effect.none, InterruptionClass?.none)
-            for app in apps where app != stream.app {
-                effect = demand(on: stream, from: interruptersByApp[app] ?? [], over: effect)
+            for (app, streams) in interrupters where app != stream.app {
+                effect = demand(on: stream, from: streams, over: effect)
             }
+            // Nothing asked of a stream nothing was done to: nothing to do (most streams, most times).
+            if effect.0 == .none, stream.effect == .none, !stream.userOwnsVolume, !stream.userOwnsPlayback { continue }
             apply(effect, at: position, now: now, into: &out)
         }
         if nowPlaying.owner != lastOwner {
@@ -95,8 +98,9 @@ extension Engine {
     /// Whether `interrupter` acts on `target`: by the policy's ranks, never within one app, and
     /// within one class only on streams that were active before it.
     func affects(_ interrupter: TrackedStream, _ target: TrackedStream) -> Bool {
-        guard interrupter.id != target.id, interrupter.app != target.app,
-              policy.interrupts(interrupter.interruptionClass, target.interruptionClass) else { return false }
+        // The class test first: it settles most pairs without comparing strings.
+        guard policy.interrupts(interrupter.interruptionClass, target.interruptionClass),
+              interrupter.id != target.id, interrupter.app != target.app else { return false }
         if interrupter.interruptionClass.name == target.interruptionClass.name {
             return interrupter.activation > target.activation
         }
