@@ -30,7 +30,12 @@ public struct DaemonOptions: Sendable {
 /// Server callbacks become ``Event``s; the engine's ``Command``s become libpulse calls.
 public final class Daemon {
     let loop: MainLoop
-    var engine: Engine
+    var engine: Engine {
+        didSet { engineDeadline = nil }
+    }
+    /// ``Engine/nextDeadline`` (a walk over every stream), kept until the engine changes: the timer is
+    /// re-armed after every ramp step.
+    private var engineDeadline: Milliseconds??
     var options: DaemonOptions
     var log: Logger
     /// Reloads the policy file on SIGHUP; nil when running on the embedded default.
@@ -51,8 +56,8 @@ public final class Daemon {
     /// Interruptions begun over the control socket, by client, so a client that vanishes ends its own.
     var hooksByClient: [ControlServer.ClientID: Set<StreamID>] = [:]
     var nextHook = 1
-    /// Reaction times (µs) from the server announcing a stream to our volume request, for `bench`.
-    public var reactionTimes: [UInt64] = []
+    /// From the server announcing a stream to our volume requests, for `bench`.
+    public var reactionTimes: [ReactionTime] = []
     public var recordReactionTimes = false
     /// Called when the daemon has connected and applied the policy to the streams already there.
     public var onReady: () -> Void = {}
@@ -100,7 +105,7 @@ public final class Daemon {
         connect()
         startPlayers()
         let code = loop.run()
-        journal.store?.flush()
+        journal.store?.finish()
         control?.shutdown()
         control = nil
         return code
@@ -129,7 +134,7 @@ public final class Daemon {
         guard let timer else { return }
         let at = nowPrecise
         // While stopping, engine deadlines are of no interest (and, never fed, would stay due).
-        let deadline = stopping ? nil : engine.nextDeadline.map(Double.init)
+        let deadline = stopping ? nil : nextEngineDeadline.map(Double.init)
         let next = [ramps.nextStep(after: at), deadline].compactMap { $0 }.min()
         guard let next else {
             timer.cancel()
@@ -138,9 +143,16 @@ public final class Daemon {
         timer.schedule(at: epoch &+ UInt64(max(0, next) * 1000))
     }
 
+    private var nextEngineDeadline: Milliseconds? {
+        if let known = engineDeadline { return known }
+        let next = engine.nextDeadline
+        engineDeadline = .some(next)
+        return next
+    }
+
     private func timerFired() {
         stepRamps()
-        if !stopping, let due = engine.nextDeadline, due <= now { feed(.tick) }
+        if !stopping, let due = nextEngineDeadline, due <= now { feed(.tick) }
         armTimer()
         if stopping, ramps.isIdle { finishStop() }
     }

@@ -75,7 +75,7 @@ struct JournalTests {
 
     // MARK: - The file
 
-    @Test func appendsRecordsLoadsTheLastAndRemovesWhenEmpty() throws {
+    @Test func appendsRecordsLoadsTheLastAndIsRemovedAtACleanStopWhenEmpty() throws {
         let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = JournalStore(path: folder.appendingPathComponent("state/audio-policyd/journal.json").path)
@@ -89,10 +89,15 @@ struct JournalTests {
         // One record a line, the last one is the journal.
         let lines = try Self.lines(store.path)
         #expect(lines == [JournalFile(entries: [Self.music, Self.beep]).encoded(), JournalFile(entries: [Self.beep]).encoded()])
+        // Emptied while running: an empty record, the file stays (nothing created or removed on the
+        // way to the next duck); a clean stop removes it.
+        try store.save([])
+        #expect(store.load() == .empty)
+        #expect(try Self.lines(store.path).count == 3)
+        store.finish()
+        #expect(!FileManager.default.fileExists(atPath: store.path))
         try store.save([])
         #expect(!FileManager.default.fileExists(atPath: store.path))
-        #expect(store.load() == .empty)
-        try store.save([])
         // After the file went, the next change starts a new one.
         try store.save([Self.music])
         #expect(try Self.lines(store.path) == [JournalFile(entries: [Self.music]).encoded()])

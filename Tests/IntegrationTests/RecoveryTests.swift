@@ -54,7 +54,7 @@ final class RecoveryTests {
         let second = try session.startDaemon(stateHome: stateHome)
         try session.awaitRestored(music, to: own)
         try second.awaitLog("journal: recovery done")
-        try session.awaitFile(journal, exists: false)
+        try session.awaitJournalEmpty(journal)
         #expect(second.log.contains { $0.contains("an earlier run left 1 stream(s) changed") }, "\(second.logText)")
         #expect(second.problems.isEmpty, "\(second.problems)")
         // Restored for good: nothing ramps it anywhere else afterwards.
@@ -77,7 +77,7 @@ final class RecoveryTests {
         try session.awaitInterrupted(music, own: own, by: .duck)
         prompt.stop()
         try session.awaitRestored(music, to: own, timeout: 5)
-        try session.awaitFile(journal, exists: false)
+        try session.awaitJournalEmpty(journal)
         #expect(second.problems.isEmpty, "\(second.problems)")
     }
 
@@ -98,7 +98,7 @@ final class RecoveryTests {
         let repaired = try second.awaitLog("repaired the saved volume of sink-input-by-media-role:music")
         #expect(!repaired.contains("muted"), "\(repaired)")
         try second.awaitLog("journal: recovery done")
-        try session.awaitFile(journal, exists: false)
+        try session.awaitJournalEmpty(journal)
 
         let relaunched = try session.play(.music, role: "music", name: "music-app")
         let again = try relaunched.stream()
@@ -129,10 +129,10 @@ final class RecoveryTests {
         // And it works: a prompt ducks the music, its end restores it.
         let prompt = try session.play(.long, role: "navigation", name: "navigation-app")
         try session.awaitInterrupted(music, own: own, by: .duck)
-        #expect(FileManager.default.fileExists(atPath: journal), "the duck is not on record")
+        #expect(try !Self.entries(in: journal).isEmpty, "the duck is not on record")
         prompt.stop()
         try session.awaitRestored(music, to: own)
-        try session.awaitFile(journal, exists: false)
+        try session.awaitJournalEmpty(journal)
         #expect(daemon.isRunning)
     }
 
@@ -186,7 +186,7 @@ final class RecoveryTests {
     // MARK: - Helpers
 
     static func entries(in path: String) throws -> [JournalEntry] {
-        switch JournalStore(path: path).load() {
+        switch JournalStore(path: path).load(setAside: false) {
         case .empty: []
         case let .entries(entries), let .cutShort(entries): entries
         case let .corrupt(reason, _): throw JournalFile.Unreadable(description: reason)

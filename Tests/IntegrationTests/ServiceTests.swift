@@ -51,7 +51,7 @@ final class ServiceTests {
         #expect(ready.split(separator: "\n").contains("READY=1"), "\(ready)")
         #expect(ready.contains("STATUS=connected to"), "\(ready)")
         #expect(DaemonTests.matches(atReady.volume, own), "READY=1 before the music was restored: \(atReady)")
-        #expect(!FileManager.default.fileExists(atPath: journalPath(in: state)))
+        #expect(JournalStore(path: journalPath(in: state)).load(setAside: false) == .empty)
 
         #expect(daemon.terminate() == 0)
         #expect(try listener.receive() == "STOPPING=1")

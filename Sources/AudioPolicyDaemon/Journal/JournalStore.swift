@@ -12,14 +12,19 @@ import Foundation
 /// its duck; after a power cut no stream is left to restore, and the server saves its own stream
 /// volumes lazily (module-stream-restore: seconds later), so the record is on disk before any ducked
 /// level the server could have saved. A line cut short by a power cut is dropped and the one before it
-/// used. An empty journal is no file at all; a log grown past ``compactionSize`` is replaced by its
-/// last record (write, fsync, rename, fsync the folder: the old file or the new, never a mix).
+/// used. While the daemon runs, a journal that empties gets an empty record (no file is created or
+/// removed on the way to a duck); ``finish()`` removes the file when the last record is empty, so after
+/// a clean stop with nothing left changed there is no file at all. A log grown past
+/// ``compactionSize`` is replaced by its last record (write, fsync, rename, fsync the folder: the old
+/// file or the new, never a mix).
 public final class JournalStore {
     /// The journal file.
     public let path: String
     /// The log, open for appending while the journal has entries; -1 when there is no file.
     private var log: Int32 = -1
     private var logSize = 0
+    /// The last record saved holds no entries.
+    private var savedEmpty = true
     /// Syncs appended lines to disk, and closes replaced descriptors after their last sync.
     private let disk = DispatchQueue(label: "audio-policyd.journal")
 
@@ -62,15 +67,19 @@ public final class JournalStore {
     /// Reads the journal: its last whole record. A file whose last whole record is unreadable (another
     /// program's file, a future format, a record cut short with none before it) is renamed
     /// `journal.json.corrupt-<time>`, so it can be looked at and is never read again; the daemon starts
-    /// as if there were none.
-    public func load(now: Date = Date()) -> Loaded {
+    /// as if there were none. With `setAside: false` nothing is renamed (for looking at the journal of
+    /// a daemon that runs).
+    public func load(now: Date = Date(), setAside: Bool = true) -> Loaded {
+        func unusable(_ reason: String) -> Loaded {
+            setAside ? self.setAside(reason: reason, now: now) : .corrupt(reason: reason, setAside: nil)
+        }
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
             return .empty
         } catch {
-            return setAside(reason: "cannot read: \(error.localizedDescription)", now: now)
+            return unusable("cannot read: \(error.localizedDescription)")
         }
         let newline = UInt8(ascii: "\n")
         var lines = data.split(separator: newline, omittingEmptySubsequences: true)
@@ -83,7 +92,7 @@ public final class JournalStore {
             if let whole = try? JournalFile.decode(Data(last)) {
                 return whole.entries.isEmpty ? .empty : .entries(whole.entries)
             }
-            if lines.isEmpty { return setAside(reason: "its only record is cut short", now: now) }
+            if lines.isEmpty { return unusable("its only record is cut short") }
             cutShort = true
         }
         do {
@@ -91,7 +100,7 @@ public final class JournalStore {
             if file.entries.isEmpty { return .empty }
             return cutShort ? .cutShort(file.entries) : .entries(file.entries)
         } catch {
-            return setAside(reason: error.description, now: now)
+            return unusable(error.description)
         }
     }
 
@@ -120,7 +129,8 @@ public final class JournalStore {
     /// Makes `entries` the journal (no file when there are none). On return the record is in the
     /// kernel's hands (it survives this process); it reaches the disk moments later (``flush()``).
     public func save(_ entries: [JournalEntry]) throws {
-        guard !entries.isEmpty else { return try remove() }
+        savedEmpty = entries.isEmpty
+        if entries.isEmpty, log < 0 { return try remove() }
         let record = JournalFile(entries: entries).encoded()
         if log >= 0, logSize + record.count <= Self.compactionSize {
             return try append(record)
@@ -143,6 +153,13 @@ public final class JournalStore {
     /// Waits until everything saved so far is on disk.
     public func flush() {
         disk.sync {}
+    }
+
+    /// At a clean stop: removes the file if the journal is empty, and waits for the disk.
+    public func finish() {
+        if savedEmpty, log >= 0 { try? remove() }
+        closeLog()
+        flush()
     }
 
     private func append(_ record: Data, newFile: Bool = false) throws {

@@ -103,6 +103,15 @@ final class LiveSession {
     }
 }
 
+extension LiveSession {
+    /// Waits until the journal at `path` holds nothing to restore (no file, or an empty last record).
+    func awaitJournalEmpty(_ path: String, timeout: Double = 5) throws {
+        try changes.await("the journal \(path) to be empty", timeout: timeout) { () -> Probe<Void> in
+            JournalStore(path: path).load(setAside: false) == .empty ? .done(()) : .waiting("not yet")
+        }
+    }
+}
+
 /// The journal a daemon with `XDG_STATE_HOME=stateHome` keeps.
 func journalPath(in stateHome: URL) -> String {
     stateHome.appendingPathComponent("audio-policyd/journal.json").path
