@@ -7,8 +7,19 @@ import Foundation
 final class MediaState {
     /// The process lineages and app ids of a stream, read once when it starts.
     struct StreamOrigin {
-        var lineages: [[Int32]]
+        var pids: [Int32]
+        /// The pids' lineages, read from /proc once there is a player to look for in them (reading
+        /// them costs tens of microseconds a process: not on a new stream's way to its decision when
+        /// no player could match).
+        var lineages: [[Int32]]?
         var appIDs: Set<String>
+
+        mutating func readLineages() -> [[Int32]] {
+            if let lineages { return lineages }
+            let read = pids.map { ProcessTree.lineage(of: $0) }
+            lineages = read
+            return read
+        }
     }
 
     /// A Pause we asked for, checked once a second later.
@@ -218,11 +229,12 @@ extension Daemon {
 
     /// Reads where a new stream comes from and returns its player (for `streamStarted`).
     func playerForNewStream(_ input: SinkInput) -> PlayerID? {
-        let pids = PlayerMatch.pids(in: input.properties)
-        let origin = MediaState.StreamOrigin(lineages: pids.map { ProcessTree.lineage(of: $0) },
+        let all = candidates
+        var origin = MediaState.StreamOrigin(pids: PlayerMatch.pids(in: input.properties), lineages: nil,
                                              appIDs: PlayerMatch.appIDs(in: input.properties))
+        let player = all.isEmpty ? nil
+            : PlayerMatch.player(lineages: origin.readLineages(), appIDs: origin.appIDs, among: all)
         media.origins[input.index] = origin
-        let player = PlayerMatch.player(lineages: origin.lineages, appIDs: origin.appIDs, among: candidates)
         media.streamPlayers[input.index] = player
         if let player { log.debug("stream \(input.index): played by \(player)") }
         return player
@@ -232,8 +244,10 @@ extension Daemon {
     func remapStreams() {
         let all = candidates
         for index in streams.keys.sorted() {
-            guard let origin = media.origins[index] else { continue }
-            let player = PlayerMatch.player(lineages: origin.lineages, appIDs: origin.appIDs, among: all)
+            guard var origin = media.origins[index] else { continue }
+            let player = all.isEmpty ? nil
+                : PlayerMatch.player(lineages: origin.readLineages(), appIDs: origin.appIDs, among: all)
+            media.origins[index] = origin
             guard player != media.streamPlayers[index] else { continue }
             media.streamPlayers[index] = player
             log.info("stream \(index): \(player.map { "played by \($0)" } ?? "no player any more")")
