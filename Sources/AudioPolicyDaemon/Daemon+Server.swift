@@ -69,7 +69,8 @@ extension Daemon {
         let id = Self.streamID(input.index)
         feed(.streamStarted(id, input.properties, player: playerForNewStream(input)))
         if let announced = input.announcedAt, recordReactionTimes {
-            reactionTimes.append(MainLoop.monotonicMicroseconds() &- announced)
+            reactionTimes.append(ReactionTime(announced: announced, described: input.describedAt ?? announced,
+                                              acted: MainLoop.monotonicMicroseconds()))
         }
         if input.corked { feed(.playback(id, playing: false)) }
     }

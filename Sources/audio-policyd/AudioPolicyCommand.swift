@@ -16,6 +16,7 @@ struct AudioPolicyCommand: ParsableCommand {
             Top.self,
             Test.self,
             Bench.self,
+            BenchStreams.self,
             Check.self,
             Explain.self,
         ]

@@ -11,6 +11,9 @@ struct Bench: ParsableCommand {
     @Option(help: "Streams alive while measuring.")
     var streams = 200
 
+    @Flag(help: "Hold the other streams corked (paused, as a paused player holds its stream) instead of playing silence.")
+    var corked = false
+
     @Option(help: "Navigation prompts to time on the live server.")
     var prompts = 30
 
@@ -36,11 +39,15 @@ struct Bench: ParsableCommand {
             print("live: skipped (no sound server; set PULSE_SERVER)")
             return
         }
-        let result = try LiveBenchmark(streams: streams, prompts: prompts, idleSeconds: idleSeconds).run()
-        print("live on \(result.server ?? "?"): \(result.streams) streams")
-        print("  reaction, server announces prompt -> duck requests for all streams (µs): "
+        let result = try LiveBenchmark(streams: streams, corked: corked, prompts: prompts, idleSeconds: idleSeconds).run()
+        print("live on \(result.server ?? "?"): \(result.streams) streams \(result.corked ? "alive, corked" : "playing")")
+        print("  reaction, server announces prompt -> duck requests sent (µs): "
             + (result.reaction.map(String.init(describing:)) ?? "no samples"))
-        print("  idle wake-ups with \(result.streams) streams playing: \(result.idleWakeups) in \(result.idleSeconds) s")
+        print("    of which the server answering for the new stream (µs): "
+            + (result.serverAnswer.map(String.init(describing:)) ?? "no samples"))
+        print("    of which the daemon, answer in hand -> requests sent (µs): "
+            + (result.daemonShare.map(String.init(describing:)) ?? "no samples"))
+        print("  idle wake-ups with \(result.streams) streams \(result.corked ? "alive" : "playing"): \(result.idleWakeups) in \(result.idleSeconds) s")
         print("  memory: \(result.residentKiB / 1024) MiB resident, \(result.peakResidentKiB / 1024) MiB peak")
     }
 

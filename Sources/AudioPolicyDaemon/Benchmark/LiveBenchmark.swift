@@ -5,17 +5,22 @@ import Foundation
 /// announcing a navigation prompt to our duck requests for every stream, with `streams` other
 /// streams alive; wake-ups while idle with those streams playing; resident memory.
 ///
-/// The streams are real: server-side sine generators (`module-sine`: PulseAudio accepts at most 64
-/// client connections, so 200 players could not connect), which the engine weighs on every decision
-/// (the benchmark's policy classes them `mix`, so they are not written to), plus one music stream
-/// (`pacat`) that each navigation prompt (`pacat`) ducks. The daemon runs in this process, on its
-/// usual loop, with its journal.
+/// The streams are real: `streams` playback streams from one client process (``StreamGenerator``, run
+/// as `audio-policyd bench-streams`: PulseAudio accepts at most 64 client connections), playing
+/// silence or held corked, which the engine weighs on every decision (the benchmark's policy classes
+/// them `mix`, so they are not written to), plus one music stream (`pacat`) that each navigation
+/// prompt (`pacat`) ducks. The daemon runs in this process, on its usual loop, with its journal.
 public final class LiveBenchmark {
     public struct Result: Sendable {
         public var server: String?
         public var streams: Int
-        /// Server announcement → duck requests queued for all streams, µs.
+        public var corked: Bool
+        /// Server announcement → duck requests sent, µs.
         public var reaction: Percentiles?
+        /// Of which: the server answering our request for the new stream's description, µs.
+        public var serverAnswer: Percentiles?
+        /// Of which: the daemon, from that answer to the duck requests sent, µs.
+        public var daemonShare: Percentiles?
         public var idleSeconds: Int
         public var idleWakeups: Int
         public var residentKiB: Int
@@ -23,15 +28,16 @@ public final class LiveBenchmark {
     }
 
     let streamCount: Int
+    let corked: Bool
     let prompts: Int
     let idleSeconds: Int
     private var children: [Process] = []
-    private var modules: [String] = []
     private var result: Result?
     private var failure: String?
 
-    public init(streams: Int = 200, prompts: Int = 30, idleSeconds: Int = 10) {
+    public init(streams: Int = 200, corked: Bool = false, prompts: Int = 30, idleSeconds: Int = 10) {
         self.streamCount = streams
+        self.corked = corked
         self.prompts = prompts
         self.idleSeconds = idleSeconds
     }
@@ -40,7 +46,6 @@ public final class LiveBenchmark {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("audio-policyd-bench-\(getpid())").path
         defer {
             for child in children where child.isRunning { child.terminate() }
-            for module in modules { _ = Self.pactl(["unload-module", module]) }
             try? FileManager.default.removeItem(atPath: folder)
         }
         var options = DaemonOptions(policy: Self.policy, policyPath: nil, socketPath: folder + "/control",
@@ -73,28 +78,22 @@ public final class LiveBenchmark {
         return policy
     }
 
-    /// Runs pactl and returns its output, or nil when it failed.
-    static func pactl(_ arguments: [String]) -> String? {
+    /// Starts the other streams: this program's `bench-streams`, in a process of its own.
+    func startGenerators() -> Bool {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/pactl")
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return nil }
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return process.terminationStatus == 0 ? String(decoding: output, as: UTF8.self) : nil
-    }
-
-    /// Starts one server-side sine generator on the default sink.
-    func addGenerator(_ number: Int) -> Bool {
-        guard let module = Self.pactl(["load-module", "module-sine", "frequency=\(200 + number)"])?
-            .trimmingCharacters(in: .whitespacesAndNewlines), !module.isEmpty else {
-            failure = "pactl load-module module-sine failed"
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? CommandLine.arguments[0]
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["bench-streams", "--count", String(streamCount), "--property", "media.role=abstract",
+                             "--property", "application.name=bench-streams"] + (corked ? ["--corked"] : [])
+        process.standardOutput = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            failure = "cannot start \(executable) bench-streams: \(error)"
             return false
         }
-        modules.append(module)
+        children.append(process)
         return true
     }
 
@@ -148,9 +147,7 @@ public final class LiveBenchmark {
             guard !started else { return }
             started = true
             timer = MainLoop.Timer(loop: daemon.loop) { [unowned self] in self.step() }
-            for number in 0..<benchmark.streamCount {
-                guard benchmark.addGenerator(number) else { return fail(benchmark.failure ?? "") }
-            }
+            guard benchmark.startGenerators() else { return fail(benchmark.failure ?? "") }
             guard benchmark.play(["media.role": "music", "application.name": "bench-music"]) != nil else {
                 return fail(benchmark.failure ?? "")
             }
@@ -199,14 +196,15 @@ public final class LiveBenchmark {
         func finish() {
             let end = ProcessStats.current()
             benchmark.result = Result(
-                server: daemon.serverName, streams: benchmark.streamCount,
-                reaction: Percentiles(daemon.reactionTimes.map { Double($0) }), idleSeconds: benchmark.idleSeconds,
+                server: daemon.serverName, streams: benchmark.streamCount, corked: benchmark.corked,
+                reaction: Percentiles(daemon.reactionTimes.map { Double($0.total) }),
+                serverAnswer: Percentiles(daemon.reactionTimes.map { Double($0.server) }),
+                daemonShare: Percentiles(daemon.reactionTimes.map { Double($0.daemon) }),
+                idleSeconds: benchmark.idleSeconds,
                 // The benchmark's own timer woke the process once to end the idle period.
                 idleWakeups: max(0, end.contextSwitches - idleStart.contextSwitches - 1),
                 residentKiB: end.residentKiB, peakResidentKiB: end.peakResidentKiB)
             for child in benchmark.children where child.isRunning { child.terminate() }
-            for module in benchmark.modules { _ = LiveBenchmark.pactl(["unload-module", module]) }
-            benchmark.modules = []
             daemon.stop()
         }
     }

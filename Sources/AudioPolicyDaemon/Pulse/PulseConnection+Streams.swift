@@ -144,6 +144,7 @@ extension PulseConnection {
         var record = tracker.records[stream.index] ?? StreamTracker.Record(own: stream)
         record.own = stream
         record.announcedAt = record.announcedAt ?? announcedAt
+        if announcedAt != nil, record.describedAt == nil { record.describedAt = MainLoop.monotonicMicroseconds() }
         if let client = stream.clientIndex, tracker.clients[client] == nil {
             // Announced before its client was fetched: wait for the client.
             record.awaitingClient = true
@@ -201,6 +202,7 @@ extension PulseConnection {
             onStreamChanged(stream)
         } else {
             stream.announcedAt = record.announcedAt
+            stream.describedAt = record.describedAt
             record.delivered = stream
             tracker.records[index] = record
             onStreamAdded(stream)

@@ -48,6 +48,8 @@ public struct SinkInput: Equatable, Sendable {
     /// stream entered the process; set on `onStreamAdded` deliveries that
     /// came from an event, `nil` otherwise. For reaction-time benchmarks.
     public var announcedAt: UInt64?
+    /// With ``announcedAt``: when the server's answer describing the stream arrived (µs, monotonic).
+    public var describedAt: UInt64?
     /// On `onStreamChanged` deliveries: who changed volume or mute. `.none`
     /// on every other delivery.
     public var levelChange: LevelChange

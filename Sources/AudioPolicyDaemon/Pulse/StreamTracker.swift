@@ -10,6 +10,8 @@ struct StreamTracker {
         var delivered: SinkInput?
         /// When the NEW event for it arrived, if one did.
         var announcedAt: UInt64?
+        /// When the first answer describing it arrived, after that event.
+        var describedAt: UInt64?
         /// Waiting for its client's properties before it can be announced.
         var awaitingClient = false
         /// Held back until the server knows its volume (see

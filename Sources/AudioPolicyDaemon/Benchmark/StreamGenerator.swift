@@ -1,0 +1,89 @@
+import CPulse
+import Foundation
+
+/// The benchmark's "other streams": `count` playback streams from one client connection (PulseAudio
+/// takes at most 64 clients; pipewire-pulse has no server-side generator), playing silence, or held
+/// corked as a paused player holds its stream. Runs until the process is killed.
+public final class StreamGenerator {
+    private let loop = MainLoop()
+    private let count: Int
+    private let corked: Bool
+    private let properties: [String: String]
+    private var context: OpaquePointer?
+    private var streams: [OpaquePointer] = []
+
+    /// `properties` go on every stream (and the client).
+    public init(count: Int, corked: Bool, properties: [String: String]) {
+        self.count = count
+        self.corked = corked
+        self.properties = properties
+    }
+
+    /// Connects (to `PULSE_SERVER` or the session's server) and plays until killed. Returns 1 when the
+    /// server cannot be reached or refuses a stream.
+    public func run() -> Int32 {
+        let proplist = Self.proplist(properties)
+        context = pa_context_new_with_proplist(loop.api, "audio-policyd bench streams", proplist)
+        pa_proplist_free(proplist)
+        guard let context else { return 1 }
+        pa_context_set_state_callback(context, { _, userdata in
+            guard let userdata else { return }
+            Unmanaged<StreamGenerator>.fromOpaque(userdata).takeUnretainedValue().contextChanged()
+        }, Unmanaged.passUnretained(self).toOpaque())
+        guard pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else { return 1 }
+        return loop.run()
+    }
+
+    private func contextChanged() {
+        guard let context else { return }
+        switch pa_context_get_state(context) {
+        case PA_CONTEXT_READY:
+            startStreams(on: context)
+        case PA_CONTEXT_FAILED, PA_CONTEXT_TERMINATED:
+            loop.quit(1)
+        default:
+            break
+        }
+    }
+
+    private func startStreams(on context: OpaquePointer) {
+        // Whatever the sink plays (no resampler per stream); silence is zero in every format but u8.
+        var spec = pa_sample_spec(format: PA_SAMPLE_S16LE, rate: 48000, channels: 2)
+        var flags = PA_STREAM_FIX_FORMAT.rawValue | PA_STREAM_FIX_RATE.rawValue | PA_STREAM_FIX_CHANNELS.rawValue
+        if corked { flags |= PA_STREAM_START_CORKED.rawValue }
+        // Half a second of buffer, refilled in quarters: few wake-ups for the generator and the server.
+        let second = UInt32(pa_bytes_per_second(&spec))
+        var buffer = pa_buffer_attr(maxlength: UInt32.max, tlength: second / 2, prebuf: UInt32.max,
+                                    minreq: second / 8, fragsize: UInt32.max)
+        let proplist = Self.proplist(properties)
+        defer { pa_proplist_free(proplist) }
+        for number in 0..<count {
+            guard let stream = pa_stream_new_with_proplist(context, "bench stream \(number)", &spec, nil, proplist)
+            else {
+                loop.quit(1)
+                return
+            }
+            pa_stream_set_write_callback(stream, { stream, bytes, _ in StreamGenerator.writeSilence(stream, bytes) }, nil)
+            guard pa_stream_connect_playback(stream, nil, &buffer, pa_stream_flags_t(rawValue: flags), nil, nil) == 0
+            else {
+                loop.quit(1)
+                return
+            }
+            streams.append(stream)
+        }
+    }
+
+    private static func writeSilence(_ stream: OpaquePointer?, _ bytes: Int) {
+        var data: UnsafeMutableRawPointer?
+        var size = bytes
+        guard let stream, pa_stream_begin_write(stream, &data, &size) == 0, let data, size > 0 else { return }
+        memset(data, 0, size)
+        pa_stream_write(stream, data, size, nil, 0, PA_SEEK_RELATIVE)
+    }
+
+    private static func proplist(_ properties: [String: String]) -> OpaquePointer {
+        let list = pa_proplist_new()!
+        for (key, value) in properties { pa_proplist_sets(list, key, value) }
+        return list
+    }
+}

@@ -1,0 +1,31 @@
+import ArgumentParser
+import AudioPolicyDaemon
+
+/// `audio-policyd bench-streams`: the streams `bench` keeps alive, played from a process of their own
+/// (hidden; `bench` starts it).
+struct BenchStreams: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench-streams",
+        abstract: "Play COUNT streams of silence from one connection until killed (for bench).",
+        shouldDisplay: false)
+
+    @Option(help: "How many streams.")
+    var count = 200
+
+    @Flag(help: "Hold the streams corked (paused) instead of playing.")
+    var corked = false
+
+    @Option(name: .customLong("property"), help: "KEY=VALUE on every stream; repeatable.")
+    var properties: [String] = []
+
+    func run() throws {
+        var list: [String: String] = [:]
+        for property in properties {
+            guard let equals = property.firstIndex(of: "=") else {
+                throw ValidationError("--property \(property): expected KEY=VALUE")
+            }
+            list[String(property[..<equals])] = String(property[property.index(after: equals)...])
+        }
+        throw ExitCode(StreamGenerator(count: count, corked: corked, properties: list).run())
+    }
+}
