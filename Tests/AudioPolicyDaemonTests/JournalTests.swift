@@ -104,6 +104,23 @@ struct JournalTests {
         store.flush()
     }
 
+    @Test func anEntryEncodedAheadIsUsedOnlyWhileItIsTheSame() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = JournalStore(path: folder.appendingPathComponent("journal.json").path)
+        var earlier = Self.music
+        earlier.volume = [1000, 1000]
+        store.prepare(earlier)
+        try store.save([Self.music, Self.beep])
+        #expect(try Self.lines(store.path) == [JournalFile(entries: [Self.music, Self.beep]).encoded()])
+        store.prepare(Self.music)
+        try store.save([Self.music])
+        #expect(store.load() == .entries([Self.music]))
+        store.forget(Self.music.sinkInput)
+        try store.save([Self.beep, Self.music])
+        #expect(store.load() == .entries([Self.beep, Self.music]))
+    }
+
     @Test func aLastRecordCutShortLeavesTheOneBefore() throws {
         let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -29,12 +29,29 @@ public struct JournalFile: Codable, Hashable, Sendable {
         }
     }
 
-    /// The file's bytes.
+    /// The record's bytes: one line of JSON, keys sorted, so equal journals are equal bytes.
     public func encoded() -> Data {
+        Self.record(entries.map(Self.encoded))
+    }
+
+    /// One entry's JSON, as it appears in a record. Encoding is most of a record's cost, and an
+    /// entry is known before the change that records it: ``JournalStore`` encodes it ahead.
+    public static func encoded(_ entry: JournalEntry) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding plain integers, strings and booleans cannot fail.
-        var data = (try? encoder.encode(self)) ?? Data(#"{"entries":[],"version":1}"#.utf8)
+        return (try? encoder.encode(entry)) ?? Data("{}".utf8)
+    }
+
+    /// A record from its entries' JSON (in sink input order): `{"entries":[…],"version":1}` and a
+    /// newline — the keys in sorted order, as the decoder expects them in any order.
+    static func record(_ entries: [Data]) -> Data {
+        var data = Data(#"{"entries":["#.utf8)
+        for (position, entry) in entries.enumerated() {
+            if position > 0 { data.append(UInt8(ascii: ",")) }
+            data.append(entry)
+        }
+        data.append(contentsOf: Array(#"],"version":\#(currentVersion)}"#.utf8))
         data.append(UInt8(ascii: "\n"))
         return data
     }

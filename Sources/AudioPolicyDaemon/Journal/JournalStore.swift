@@ -27,6 +27,8 @@ public final class JournalStore {
     private var savedEmpty = true
     /// Syncs appended lines to disk, and closes replaced descriptors after their last sync.
     private let disk = DispatchQueue(label: "audio-policyd.journal")
+    /// Each stream's entry as it would be recorded, encoded ahead (``prepare(_:)``).
+    private var encodedEntries: [UInt32: (entry: JournalEntry, json: Data)] = [:]
 
     /// A log this long is replaced by its last record at the next change.
     public static let compactionSize = 64 * 1024
@@ -131,7 +133,7 @@ public final class JournalStore {
     public func save(_ entries: [JournalEntry]) throws {
         savedEmpty = entries.isEmpty
         if entries.isEmpty, log < 0 { return try remove() }
-        let record = JournalFile(entries: entries).encoded()
+        let record = JournalFile.record(JournalFile(entries: entries).entries.map(encoded))
         if log >= 0, logSize + record.count <= Self.compactionSize {
             return try append(record)
         }
@@ -148,6 +150,23 @@ public final class JournalStore {
         } else {
             try replace(with: record)
         }
+    }
+
+    /// Encodes `entry` now, so that recording it later costs no encoding (call when a stream appears
+    /// or what it is changes, off the way to a decision). Keeps one entry per stream.
+    public func prepare(_ entry: JournalEntry) {
+        guard encodedEntries[entry.sinkInput]?.entry != entry else { return }
+        encodedEntries[entry.sinkInput] = (entry, JournalFile.encoded(entry))
+    }
+
+    /// The stream is gone: its prepared entry goes too.
+    public func forget(_ sinkInput: UInt32) {
+        encodedEntries[sinkInput] = nil
+    }
+
+    private func encoded(_ entry: JournalEntry) -> Data {
+        if let known = encodedEntries[entry.sinkInput], known.entry == entry { return known.json }
+        return JournalFile.encoded(entry)
     }
 
     /// Waits until everything saved so far is on disk.
