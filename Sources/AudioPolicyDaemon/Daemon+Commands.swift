@@ -78,18 +78,31 @@ extension Daemon {
     }
 
     private func write(_ index: UInt32, factor: Double) {
-        guard var live = streams[index], live.input.hasVolume, live.input.volumeWritable,
+        guard var live = streams[index], live.input.hasVolume, live.input.volumeWritable, !live.input.volumePending,
               factor != live.factor else { return }
         live.factor = factor
         streams[index] = live
         pulse?.setVolume(index: index, volumes: live.volume(at: factor))
     }
 
+    /// The server told the stream's volume late (pipewire-pulse): it is the stream's own. What the policy
+    /// asks of the stream now is written, unless a running ramp writes it at its next step.
+    func volumeArrived(_ index: UInt32) {
+        guard var live = streams[index] else { return }
+        live.ownVolume = live.input.volume
+        streams[index] = live
+        if ramps.running[index] == nil, let factor = engine.factor(of: Self.streamID(index), at: now), factor != 1,
+           !live.policyMuted {
+            write(index, factor: factor)
+        }
+        journalSync(index)
+    }
+
     /// The server saved the ducked or muted level for this app or role (module-stream-restore) when we
     /// wrote it; write the user's own level back so the next stream starts where the user left it.
     /// (Daemon+Journal: the same repair as crash recovery's; the journal entry goes once it is sent.)
     private func repairSavedEntry(of live: LiveStream) {
-        guard live.input.restoreID != nil else { return }
+        guard live.input.restoreID != nil, !live.input.volumePending else { return }
         let index = live.input.index
         let entry = JournalEntry(live.input, ownVolume: live.ownVolume, policyMuted: live.policyMuted, pausedPlayers: [])
         repairSaved([entry]) { [weak self] _ in self?.journalRepairSent(index) }

@@ -73,10 +73,12 @@ extension Daemon {
                                               acted: MainLoop.monotonicMicroseconds()))
         }
         if input.corked { feed(.playback(id, playing: false)) }
+        prepareJournalEntry(input.index)
     }
 
     func streamChanged(_ input: SinkInput) {
         guard var live = streams[input.index] else { return streamAdded(input) }
+        defer { prepareJournalEntry(input.index) }
         let old = live.input
         live.input = input
         let id = Self.streamID(input.index)
@@ -85,6 +87,7 @@ extension Daemon {
             if !input.volume.matches(old.volume) { live.ownVolume = input.volume }
         }
         streams[input.index] = live
+        if old.volumePending, !input.volumePending { volumeArrived(input.index) }
         if input.properties != old.properties { feed(.streamChanged(id, input.properties)) }
         if input.corked != old.corked { feed(.playback(id, playing: !input.corked)) }
         guard input.levelChange == .theirs else { return }
@@ -103,5 +106,6 @@ extension Daemon {
         ramps.cancel(index)
         streams[index] = nil
         journalStreamGone(index)
+        journal.store?.forget(index)
     }
 }

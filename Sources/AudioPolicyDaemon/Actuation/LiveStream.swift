@@ -14,6 +14,12 @@ struct LiveStream {
         self.ownVolume = input.volume
     }
 
+    /// The own volume to journal: none while the server has not said what it is (a repair must never
+    /// write the placeholder 0 as the app's saved volume).
+    var journaledVolume: ChannelVolumes {
+        input.volumePending ? ChannelVolumes(values: []) : ownVolume
+    }
+
     /// The volume that carries `factor`: exactly the user's own at 1.
     func volume(at factor: Double) -> ChannelVolumes {
         factor == 1 ? ownVolume : ownVolume.scaled(by: factor)

@@ -153,12 +153,11 @@ extension PulseConnection {
             return
         }
         record.awaitingClient = false
-        if record.delivered == nil, tracker.initialDelivered, tracker.serverIsPipeWire {
-            if stream.volumeLooksUnset, record.volumeHold == nil {
-                record.volumeHold = volumeHoldTimer(for: stream.index)
-            } else if !stream.volumeLooksUnset {
-                record.volumeHold = nil
-            }
+        if record.delivered == nil, tracker.initialDelivered, tracker.serverIsPipeWire, stream.volumeLooksUnset,
+           record.volumeHold == nil {
+            record.volumeHold = volumeHoldTimer(for: stream.index)
+        } else if !stream.volumeLooksUnset {
+            record.volumeHold = nil
         }
         tracker.records[stream.index] = record
         publish(stream.index)
@@ -166,10 +165,12 @@ extension PulseConnection {
 
     /// pipewire-pulse (0.3.65) announces a new stream with every channel at
     /// 0 and reports its real (restored) volume a few milliseconds later in
-    /// a CHANGE. Announcing the 0 would make the restored volume look like
-    /// the user's change, and a duck computed from 0 would silence the
-    /// stream; so such a stream is held back until its volume arrives, or
-    /// for ``volumeHoldTime`` at most (a stream that really starts at 0).
+    /// a CHANGE. Taking the 0 as the stream's volume would make the restored
+    /// volume look like the user's change, and a duck computed from 0 would
+    /// silence the stream; so such a stream is announced at once (it may be
+    /// an interrupter: the others' ducks must not wait) with its volume
+    /// marked pending, until its volume arrives, or for ``volumeHoldTime``
+    /// at most (a stream that really starts at 0).
     private func volumeHoldTimer(for index: UInt32) -> MainLoop.Timer {
         let timer = MainLoop.Timer(loop: loop) { [weak self] in
             guard let self, var record = self.tracker.records[index] else { return }
@@ -181,22 +182,27 @@ extension PulseConnection {
         return timer
     }
 
-    /// The longest a new stream is held back waiting for its volume (µs).
+    /// The longest a new stream's volume is awaited (µs).
     static var volumeHoldTime: UInt64 { 100_000 }
 
     /// Delivers a record's merged snapshot as added or changed, if it is
     /// complete, announced, and different from the last delivery.
     private func publish(_ index: UInt32) {
-        guard tracker.initialDelivered, var record = tracker.records[index], !record.awaitingClient,
-            record.volumeHold == nil
+        guard tracker.initialDelivered, var record = tracker.records[index], !record.awaitingClient
         else { return }
         var stream = tracker.merged(record)
+        stream.volumePending = record.volumeHold != nil
         if let previous = record.delivered {
             guard !stream.sameState(as: previous) else { return }
-            var writes = tracker.ownWrites[index] ?? OwnWrites()
-            stream.levelChange = writes.classify(
-                previous: previous, current: stream, now: MainLoop.monotonicMicroseconds())
-            tracker.ownWrites[index] = writes.isEmpty ? nil : writes
+            if previous.volumePending, !stream.volumePending {
+                // The server's restored volume, late: nobody changed it.
+                stream.levelChange = .none
+            } else {
+                var writes = tracker.ownWrites[index] ?? OwnWrites()
+                stream.levelChange = writes.classify(
+                    previous: previous, current: stream, now: MainLoop.monotonicMicroseconds())
+                tracker.ownWrites[index] = writes.isEmpty ? nil : writes
+            }
             record.delivered = stream
             tracker.records[index] = record
             onStreamChanged(stream)

@@ -48,6 +48,10 @@ public struct SinkInput: Equatable, Sendable {
     /// stream entered the process; set on `onStreamAdded` deliveries that
     /// came from an event, `nil` otherwise. For reaction-time benchmarks.
     public var announcedAt: UInt64?
+    /// pipewire-pulse announced the stream before its volume (every channel at 0); its restored volume
+    /// follows in a change, or the wait ends after ``PulseConnection/volumeHoldTime``. Nothing may be
+    /// computed from, or written to, the volume until then.
+    public var volumePending = false
     /// With ``announcedAt``: when the server's answer describing the stream arrived (µs, monotonic).
     public var describedAt: UInt64?
     /// On `onStreamChanged` deliveries: who changed volume or mute. `.none`
@@ -96,7 +100,7 @@ public struct SinkInput: Equatable, Sendable {
             && name == other.name && properties == other.properties && volume.matches(other.volume)
             && volume.channelMap == other.volume.channelMap && muted == other.muted
             && corked == other.corked && hasVolume == other.hasVolume
-            && volumeWritable == other.volumeWritable
+            && volumeWritable == other.volumeWritable && volumePending == other.volumePending
     }
 
     /// Whether the volume reads as "not known yet": every channel at 0

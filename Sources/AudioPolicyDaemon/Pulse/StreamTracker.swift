@@ -14,8 +14,8 @@ struct StreamTracker {
         var describedAt: UInt64?
         /// Waiting for its client's properties before it can be announced.
         var awaitingClient = false
-        /// Held back until the server knows its volume (see
-        /// ``PulseConnection/volumeHoldTime``); the timer ends the wait.
+        /// Its volume is awaited (see ``PulseConnection/volumeHoldTime``);
+        /// the timer ends the wait.
         var volumeHold: MainLoop.Timer?
     }
 
