@@ -28,6 +28,8 @@ struct Bench: ParsableCommand {
 
     func run() throws {
         print("engine decision, \(streams) streams alive (µs): \(EngineBenchmark.decisionTimes(streams: streams))")
+        print("engine decision, a prompt among \(streams) streams that ducks one (µs): "
+            + "\(EngineBenchmark.decisionTimes(streams: streams, background: true))")
         if FileManager.default.fileExists(atPath: fixtures) {
             let (count, seconds) = try fixtureThroughput()
             print(String(format: "fixtures: %d replays in %.1f ms (%.0f fixtures/s)", count, seconds * 1000,
@@ -78,11 +80,18 @@ struct Bench: ParsableCommand {
 
 /// The pure engine's decision time for a navigation prompt with many streams alive.
 enum EngineBenchmark {
-    static func decisionTimes(streams: Int, rounds: Int = 2000) -> Percentiles {
-        var engine = Engine(policy: .embeddedDefault)
+    /// With `background`, the streams are of a class nothing interrupts (as in the live benchmark)
+    /// and one music stream is ducked; else all of them are music of one app, all ducked at once.
+    static func decisionTimes(streams: Int, background: Bool = false, rounds: Int = 2000) -> Percentiles {
+        var engine = Engine(policy: background ? LiveBenchmark.policy : .embeddedDefault)
         var now = 0
         for i in 0..<streams {
-            _ = engine.handle(.streamStarted(StreamID("m\(i)"), ["media.role": "music", "application.process.id": "42"],
+            let properties = background ? ["media.role": "abstract", "application.process.id": "41"]
+                : ["media.role": "music", "application.process.id": "42"]
+            _ = engine.handle(.streamStarted(StreamID("m\(i)"), properties, player: nil), at: now)
+        }
+        if background {
+            _ = engine.handle(.streamStarted(StreamID("music"), ["media.role": "music", "application.process.id": "42"],
                                              player: nil), at: now)
         }
         now += 10000

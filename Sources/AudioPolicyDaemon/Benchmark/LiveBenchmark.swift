@@ -69,7 +69,7 @@ public final class LiveBenchmark {
     }
 
     /// The default policy, with the generators (role `abstract`) in a class of their own, kind mix.
-    static var policy: Policy {
+    public static var policy: Policy {
         var policy = Policy.embeddedDefault
         policy.classes["background"] = InterruptionClass(name: "background", kind: .mix)
         policy.rules.insert(Rule(name: "benchmark generators",
