@@ -10,14 +10,33 @@ extension Engine {
         // the other apps' interrupters (with 200 streams of one player, that is almost none).
         var interruptersByApp: [String: [TrackedStream]] = [:]
         var apps: [String] = []
-        for stream in streams.values where isInterrupting(stream) {
+        for position in streams.indices where streams.glance(at: position).kind != .mix {
+            let stream = streams[position: position]
+            guard isInterrupting(stream) else { continue }
             if interruptersByApp[stream.app] == nil { apps.append(stream.app) }
             interruptersByApp[stream.app, default: []].append(stream)
         }
         let interrupters = apps.map { ($0, interruptersByApp[$0] ?? []) }
+        // Whether any interrupter's class interrupts a class at all, by class name: most streams are
+        // of a class nothing in force touches, and are passed over without copying their record.
+        var exposed: [String: Bool] = [:]
         for position in streams.indices {
+            let glance = streams.glance(at: position)
+            guard glance.isLive, !glance.isHook else { continue }
+            if glance.isUntouched {
+                let reachable: Bool
+                if let known = exposed[glance.className] {
+                    reachable = known
+                } else {
+                    let target = streams[position: position].interruptionClass
+                    reachable = interrupters.contains { _, group in
+                        group.contains { policy.interrupts($0.interruptionClass, target) }
+                    }
+                    exposed[glance.className] = reachable
+                }
+                if !reachable { continue }
+            }
             let stream = streams[position: position]
-            guard stream.isLive, !stream.isHook else { continue }
             var effect = (Effect.none, InterruptionClass?.none)
             for (app, streams) in interrupters where app != stream.app {
                 effect = demand(on: stream, from: streams, over: effect)
@@ -42,7 +61,7 @@ extension Engine {
     }
 
     private mutating func escalateDuePrimaries(now: Milliseconds, into out: inout [Command]) {
-        for position in streams.indices {
+        for position in streams.indices where streams.glance(at: position).kind == .primary {
             let stream = streams[position: position]
             let id = stream.id
             guard stream.isLive, !stream.escalated,

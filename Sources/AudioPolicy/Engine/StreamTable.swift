@@ -22,6 +22,17 @@ struct StreamTable: Sendable {
         }
     }
 
+    /// What reconcile looks at first, read in place: whether the stream is live, a hook's, its class,
+    /// and whether the engine has left it alone (no effect, no user override in force).
+    func glance(at position: Int)
+        -> (isLive: Bool, isHook: Bool, className: String, kind: InterruptionKind, isUntouched: Bool) {
+        let identity = values[position].identity
+        let cls = identity.classification.interruptionClass
+        return (values[position].endedAt == nil, identity.isHook, cls.name, cls.kind,
+                values[position].effect == .none && !values[position].userOwnsVolume
+                    && !values[position].userOwnsPlayback)
+    }
+
     /// The stream at a position, mutable in place.
     subscript(position position: Int) -> TrackedStream {
         get { values[position] }
