@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 
 /// Where the journal lives on disk, and the two things done with it: read it at start, record every
@@ -8,7 +7,7 @@ import Foundation
 /// is the journal. Recording a change appends one line to the page cache (a few microseconds), so a
 /// daemon that crashes or is killed at any instant leaves the record of every change it had sent: the
 /// kernel keeps what `write(2)` took whether or not the process lives on. Making the line survive a
-/// power cut (`fdatasync`) is done by a background queue right after, off the path from a new stream to
+/// power cut (`fdatasync`) is done by a thread of its own (``JournalSyncer``) right after, off the path from a new stream to
 /// its duck; after a power cut no stream is left to restore, and the server saves its own stream
 /// volumes lazily (module-stream-restore: seconds later), so the record is on disk before any ducked
 /// level the server could have saved. A line cut short by a power cut is dropped and the one before it
@@ -26,7 +25,7 @@ public final class JournalStore {
     /// The last record saved holds no entries.
     private var savedEmpty = true
     /// Syncs appended lines to disk, and closes replaced descriptors after their last sync.
-    private let disk = DispatchQueue(label: "audio-policyd.journal")
+    private let disk = JournalSyncer()
     /// Each stream's entry as it would be recorded, encoded ahead (``prepare(_:)``).
     private var encodedEntries: [UInt32: (entry: JournalEntry, json: Data)] = [:]
 
@@ -38,8 +37,8 @@ public final class JournalStore {
     }
 
     deinit {
-        let fd = log
-        disk.sync { if fd >= 0 { close(fd) } }
+        if log >= 0 { disk.submit(.close(log)) }
+        disk.stop()
     }
 
     /// `$XDG_STATE_HOME/audio-policyd/journal.json`, else `~/.local/state/audio-policyd/journal.json`.
@@ -171,7 +170,7 @@ public final class JournalStore {
 
     /// Waits until everything saved so far is on disk.
     public func flush() {
-        disk.sync {}
+        disk.waitUntilIdle()
     }
 
     /// At a clean stop: removes the file if the journal is empty, and waits for the disk.
@@ -190,19 +189,15 @@ public final class JournalStore {
             throw error
         }
         logSize += record.count
-        let fd = log, folder = folder
-        disk.async {
-            fdatasync(fd)
-            if newFile { Self.fsyncFolder(folder) }
-        }
+        disk.submit(.sync(log))
+        if newFile { disk.submit(.syncFolder(folder)) }
     }
 
     /// No entries: the file goes.
     private func remove() throws {
         closeLog()
         guard unlink(path) == 0 || errno == ENOENT else { throw POSIXError.current("remove \(path)") }
-        let folder = folder
-        disk.async { Self.fsyncFolder(folder) }
+        disk.submit(.syncFolder(folder))
     }
 
     /// Replaces the file with a log holding `record` alone, atomically and durably, and appends to it
@@ -239,7 +234,7 @@ public final class JournalStore {
         log = -1
         logSize = 0
         // After the syncs queued before it.
-        disk.async { close(fd) }
+        disk.submit(.close(fd))
     }
 
     private func writeAll(_ bytes: Data, to fd: Int32, name: String) throws {
