@@ -29,7 +29,7 @@ public struct UnixSocketAddress {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw POSIXError.current("socket") }
         guard address.withSocketAddress({ Foundation.connect(fd, $0, $1) }) == 0 else {
-            let error = POSIXError.current("cannot reach the daemon at \(path) (is `audio-policyd run` running?)")
+            let error = DaemonUnreachable(path: path, reason: String(cString: strerror(errno)))
             Foundation.close(fd)
             throw error
         }
