@@ -104,7 +104,6 @@ extension Daemon {
     private func repairSavedEntry(of live: LiveStream) {
         guard live.input.restoreID != nil, !live.input.volumePending else { return }
         let index = live.input.index
-        let entry = JournalEntry(live.input, ownVolume: live.ownVolume, policyMuted: live.policyMuted, pausedPlayers: [])
-        repairSaved([entry]) { [weak self] _ in self?.journalRepairSent(index) }
+        repairSaved([live.journalEntry(pausedPlayers: [])]) { [weak self] _ in self?.journalRepairSent(index) }
     }
 }

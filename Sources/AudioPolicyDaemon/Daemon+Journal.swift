@@ -45,23 +45,20 @@ extension Daemon {
             report(journal.remove(index))
             return
         }
-        report(journal.record(JournalEntry(live.input, ownVolume: live.journaledVolume, policyMuted: live.policyMuted,
-                                           pausedPlayers: players)))
+        report(journal.record(live.journalEntry(pausedPlayers: players)))
     }
 
     /// Encodes the stream's entry ahead, as its first change would record it, so that recording it then
     /// costs one `write(2)`. Call after the stream's news was acted on.
     func prepareJournalEntry(_ index: UInt32) {
         guard let store = journal.store, let live = streams[index] else { return }
-        store.prepare(JournalEntry(live.input, ownVolume: live.journaledVolume, policyMuted: live.policyMuted,
-                                   pausedPlayers: journal[index]?.pausedPlayers ?? []))
+        store.prepare(live.journalEntry(pausedPlayers: journal[index]?.pausedPlayers ?? []))
     }
 
     /// Before asking `player` to pause for the stream.
     func journalPausing(_ index: UInt32, player: PlayerID) {
         guard let live = streams[index] else { return }
-        var entry = journal[index] ?? JournalEntry(live.input, ownVolume: live.journaledVolume,
-                                                   policyMuted: live.policyMuted, pausedPlayers: [])
+        var entry = journal[index] ?? live.journalEntry(pausedPlayers: [])
         guard !entry.pausedPlayers.contains(player.rawValue) else { return }
         entry.pausedPlayers.append(player.rawValue)
         report(journal.record(entry))

@@ -14,10 +14,12 @@ struct LiveStream {
         self.ownVolume = input.volume
     }
 
-    /// The own volume to journal: none while the server has not said what it is (a repair must never
-    /// write the placeholder 0 as the app's saved volume).
-    var journaledVolume: ChannelVolumes {
-        input.volumePending ? ChannelVolumes(values: []) : ownVolume
+    /// The stream's journal entry as it stands, with `pausedPlayers`. While the server has not said what
+    /// the stream's volume is, the entry holds none (a repair must never write the placeholder 0 as the
+    /// app's saved volume).
+    func journalEntry(pausedPlayers: [String]) -> JournalEntry {
+        JournalEntry(input, ownVolume: input.volumePending ? ChannelVolumes(values: []) : ownVolume,
+                     policyMuted: policyMuted, pausedPlayers: pausedPlayers)
     }
 
     /// The volume that carries `factor`: exactly the user's own at 1.
