@@ -103,23 +103,14 @@ final class MPV {
     /// Waits for mpv's sink input and returns it.
     @discardableResult
     func awaitStream(timeout: Double = 10) throws -> ServerStream {
-        let pid = child.pid
-        let stream = try changes.await("mpv's stream (pid \(pid)) to appear", timeout: timeout) { () throws -> Probe<ServerStream> in
-            let streams = try SoundServer.streams()
-            if let mine = streams.first(where: { $0.pid == pid }) { return .done(mine) }
-            return .waiting("streams: \(streams)")
-        }
+        let stream = try SoundServer.awaitStream(of: child, name: "mpv", changes: changes, timeout: timeout)
         index = stream.index
         return stream
     }
 
     /// The stream as the server reports it now.
     func stream() throws -> ServerStream {
-        guard let index else { throw CommandFailure(description: "mpv: no stream awaited yet") }
-        guard let stream = try SoundServer.stream(index) else {
-            throw CommandFailure(description: "mpv: sink input #\(index) is gone")
-        }
-        return stream
+        try SoundServer.current(index, of: "mpv")
     }
 
     /// Kills mpv, as a crash would.

@@ -40,24 +40,14 @@ final class Player {
     /// Waits for the player's sink input (`application.process.id` = the player's pid) and returns it.
     @discardableResult
     func awaitStream(timeout: Double = 5) throws -> ServerStream {
-        let stream = try changes.await("\(name)'s stream (pid \(pid)) to appear", timeout: timeout) {
-            () throws -> Probe<ServerStream> in
-            if let code = child.exitCode { throw CommandFailure(description: "\(child.name) exited with \(code)") }
-            let streams = try SoundServer.streams()
-            if let mine = streams.first(where: { $0.pid == pid }) { return .done(mine) }
-            return .waiting("streams: \(streams)")
-        }
+        let stream = try SoundServer.awaitStream(of: child, name: name, changes: changes, timeout: timeout)
         index = stream.index
         return stream
     }
 
     /// The stream as the server reports it now.
     func stream() throws -> ServerStream {
-        guard let index else { throw CommandFailure(description: "\(name): no stream awaited yet") }
-        guard let stream = try SoundServer.stream(index) else {
-            throw CommandFailure(description: "\(name): sink input #\(index) is gone")
-        }
-        return stream
+        try SoundServer.current(index, of: name)
     }
 
     /// Sets the stream's volume the way a user would, and waits until the server reports it.

@@ -18,6 +18,29 @@ enum SoundServer {
         try streams().first { $0.index == index }
     }
 
+    /// Waits for the sink input of `child` (`application.process.id` = its pid) and returns it; throws
+    /// if the child exits first. `name` is for messages.
+    static func awaitStream(of child: Child, name: String, changes: Changes, timeout: Double) throws -> ServerStream {
+        let pid = child.pid
+        return try changes.await("\(name)'s stream (pid \(pid)) to appear", timeout: timeout) {
+            () throws -> Probe<ServerStream> in
+            if let code = child.exitCode { throw CommandFailure(description: "\(child.name) exited with \(code)") }
+            let streams = try SoundServer.streams()
+            if let mine = streams.first(where: { $0.pid == pid }) { return .done(mine) }
+            return .waiting("streams: \(streams)")
+        }
+    }
+
+    /// The awaited sink input `index` of `name`, as the server reports it now; throws if none was
+    /// awaited or it is gone.
+    static func current(_ index: UInt32?, of name: String) throws -> ServerStream {
+        guard let index else { throw CommandFailure(description: "\(name): no stream awaited yet") }
+        guard let stream = try stream(index) else {
+            throw CommandFailure(description: "\(name): sink input #\(index) is gone")
+        }
+        return stream
+    }
+
     /// Sets a stream's volume as a user would (`pactl set-sink-input-volume`), raw per channel.
     static func setVolume(_ index: UInt32, raw: [UInt32]) throws {
         try run(["pactl", "set-sink-input-volume", String(index)] + raw.map(String.init))
