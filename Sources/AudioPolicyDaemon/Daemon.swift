@@ -14,6 +14,8 @@ public struct DaemonOptions: Sendable {
     /// The crash-safe journal of what the daemon changed (``JournalStore/defaultPath(environment:)``
     /// for `run`); nil keeps none.
     public var journalPath: String?
+    /// Ask for the sound server's main-thread priority (``ProcessPriority``) when running.
+    public var raisePriority = true
 
     public init(policy: Policy, policyPath: String?, socketPath: String, verbose: Bool) {
         self.policy = policy
@@ -101,6 +103,7 @@ public final class Daemon {
         control?.onRequest = { [unowned self] client, line in self.handleRequest(line, from: client) }
         control?.onDisconnect = { [unowned self] client in self.clientLeft(client) }
         log.info("policy \(options.policy.source); control socket \(options.socketPath)")
+        if options.raisePriority { raisePriority() }
         openJournal()
         connect()
         startPlayers()
@@ -109,6 +112,17 @@ public final class Daemon {
         control?.shutdown()
         control = nil
         return code
+    }
+
+    private func raisePriority() {
+        switch ProcessPriority.raise() {
+        case let .raised(nice):
+            log.info("running at nice \(nice), as the sound server's main thread does")
+        case let .refused(nice, reason):
+            log.info("running at nice \(nice): nice \(ProcessPriority.desiredNice) was refused (\(reason))")
+        case .alreadyHigh:
+            break
+        }
     }
 
     // MARK: - Clock
