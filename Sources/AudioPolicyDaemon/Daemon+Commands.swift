@@ -13,6 +13,7 @@ extension Daemon {
         // step ahead, so the first change goes out at once rather than a tick later.
         if ramps.startedCount != rampsBefore { stepRamps(ahead: RampStepper.stepInterval) }
         publishStreamChanges()
+        compactJournalLater()
     }
 
     private func execute(_ command: Command) {

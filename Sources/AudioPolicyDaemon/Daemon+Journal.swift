@@ -48,6 +48,17 @@ extension Daemon {
         report(journal.record(live.journalEntry(pausedPlayers: players)))
     }
 
+    /// A journal log grown long is compacted on a later turn of the loop, once the requests of the change
+    /// that grew it have been written to the server: its file is written and synced, off the path from a
+    /// new stream to its duck.
+    func compactJournalLater() {
+        guard journal.store?.compactionDue == true else { return }
+        if compactionTimer == nil {
+            compactionTimer = MainLoop.Timer(loop: loop) { [unowned self] in self.report(self.journal.compactIfDue()) }
+        }
+        compactionTimer?.schedule(after: 0)
+    }
+
     /// Encodes the stream's entry ahead, as its first change would record it, so that recording it then
     /// costs one `write(2)`. Call after the stream's news was acted on.
     func prepareJournalEntry(_ index: UInt32) {

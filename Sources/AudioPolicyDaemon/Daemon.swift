@@ -51,6 +51,8 @@ public final class Daemon {
     var timer: MainLoop.Timer?
     /// Armed only while the sound server is gone, to connect again with backoff.
     var reconnectTimer: MainLoop.Timer?
+    /// Armed once, right after a change that grew the journal's log too long (``compactJournalLater()``).
+    var compactionTimer: MainLoop.Timer?
     var control: ControlServer?
     var signals: MainLoop.SignalHandler?
     var reconnectDelay: UInt64 = 250_000

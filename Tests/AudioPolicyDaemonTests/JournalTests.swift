@@ -156,10 +156,40 @@ struct JournalTests {
         let fits = JournalStore.compactionSize / record.count
         for _ in 0..<fits { try store.save([Self.music]) }
         #expect(try Self.lines(store.path).count == fits)
+        #expect(!store.compactionDue)
+        try store.compactIfDue()
+        #expect(try Self.lines(store.path).count == fits, "compacted before it was due")
+        // Past the size, the change is appended at once (a change never waits for a compaction)...
         try store.save([Self.beep])
+        #expect(try Self.lines(store.path).count == fits + 1)
+        #expect(store.compactionDue)
+        #expect(store.load() == .entries([Self.beep]))
+        // ...and the log becomes its last record when the daemon says the moment is right.
+        try store.compactIfDue()
+        #expect(!store.compactionDue)
         #expect(try Self.lines(store.path) == [JournalFile(entries: [Self.beep]).encoded()])
+        #expect(!FileManager.default.fileExists(atPath: store.path + ".tmp"))
         try store.save([Self.music])
         #expect(try Self.lines(store.path).count == 2)
+        #expect(store.load() == .entries([Self.music]))
+    }
+
+    @Test func aLogNeverCompactedIsReplacedAtItsLimit() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = JournalStore(path: folder.appendingPathComponent("journal.json").path)
+        let record = JournalFile(entries: [Self.music]).encoded()
+        // Never compacted: the log grows past its due size up to its limit, then starts over.
+        var longest = 0
+        for _ in 0..<(5 * JournalStore.compactionSize / record.count) {
+            try store.save([Self.music])
+            let lines = try Self.lines(store.path).count
+            if lines < longest { break }
+            longest = lines
+        }
+        #expect(try Self.lines(store.path).count == 1, "never started over")
+        #expect(longest * record.count <= 4 * JournalStore.compactionSize, "outgrew its limit")
+        #expect(longest * record.count > 4 * JournalStore.compactionSize - record.count)
         #expect(store.load() == .entries([Self.music]))
     }
 

@@ -82,9 +82,21 @@ struct Journal {
             return nil
         }
         unsaved = false
+        let entries = all
+        return attempt { try $0.save(entries) }
+    }
+
+    /// Compacts the file if it grew long (``JournalStore/compactIfDue()``): call once the change's
+    /// requests have left. Returns a failure message as ``record(_:)`` does.
+    mutating func compactIfDue() -> String? {
+        guard store?.compactionDue == true else { return nil }
+        return attempt { try $0.compactIfDue() }
+    }
+
+    private mutating func attempt(_ body: (JournalStore) throws -> Void) -> String? {
         guard let store else { return nil }
         do {
-            try store.save(all)
+            try body(store)
             lastFailure = nil
             return nil
         } catch {

@@ -15,7 +15,8 @@ import Foundation
 /// removed on the way to a duck); ``finish()`` removes the file when the last record is empty, so after
 /// a clean stop with nothing left changed there is no file at all. A log grown past
 /// ``compactionSize`` is replaced by its last record (write, fsync, rename, fsync the folder: the old
-/// file or the new, never a mix).
+/// file or the new, never a mix) when the caller says the moment is right (``compactIfDue()``: after
+/// the change's requests have left), not while a change waits to be made.
 public final class JournalStore {
     /// The journal file.
     public let path: String
@@ -29,8 +30,15 @@ public final class JournalStore {
     /// Each stream's entry as it would be recorded, encoded ahead (``prepare(_:)``).
     private var encodedEntries: [UInt32: (entry: JournalEntry, json: Data)] = [:]
 
-    /// A log this long is replaced by its last record at the next change.
+    /// The last record written, for compacting the log to it.
+    private var lastRecord = Data()
+    /// The log has grown past ``compactionSize``: ``compactIfDue()`` replaces it by its last record.
+    public private(set) var compactionDue = false
+
+    /// A log this long is due to be replaced by its last record (``compactIfDue()``).
     public static let compactionSize = 64 * 1024
+    /// A log this long is replaced at the next change even if ``compactIfDue()`` never came.
+    static let compactionLimit = 4 * compactionSize
 
     public init(path: String) {
         self.path = path
@@ -133,8 +141,11 @@ public final class JournalStore {
         savedEmpty = entries.isEmpty
         if entries.isEmpty, log < 0 { return try remove() }
         let record = JournalFile.record(JournalFile(entries: entries).entries.map(encoded))
-        if log >= 0, logSize + record.count <= Self.compactionSize {
-            return try append(record)
+        lastRecord = record
+        if log >= 0, logSize + record.count <= Self.compactionLimit {
+            try append(record)
+            compactionDue = logSize > Self.compactionSize
+            return
         }
         // No log open yet: start one, unless a file is there (an earlier run's, maybe ending in a cut
         // record that a line appended to it would be glued to); a long log: start over.
@@ -149,6 +160,13 @@ public final class JournalStore {
         } else {
             try replace(with: record)
         }
+    }
+
+    /// Replaces a log grown past ``compactionSize`` by its last record. Call when nothing waits on the
+    /// daemon (after a change's requests were sent): it writes and syncs a new file.
+    public func compactIfDue() throws {
+        guard compactionDue, log >= 0 else { return }
+        try replace(with: lastRecord)
     }
 
     /// Encodes `entry` now, so that recording it later costs no encoding (call when a stream appears
@@ -226,6 +244,7 @@ public final class JournalStore {
         }
         log = fd
         logSize = record.count
+        compactionDue = false
     }
 
     private func closeLog() {
@@ -233,6 +252,7 @@ public final class JournalStore {
         let fd = log
         log = -1
         logSize = 0
+        compactionDue = false
         // After the syncs queued before it.
         disk.submit(.close(fd))
     }
