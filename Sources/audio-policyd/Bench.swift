@@ -44,7 +44,8 @@ struct Bench: ParsableCommand {
         let result = try LiveBenchmark(streams: streams, corked: corked, prompts: prompts, idleSeconds: idleSeconds).run()
         print("live on \(result.server ?? "?"): \(result.streams) streams \(result.corked ? "alive, corked" : "playing")")
         print("  reaction, server announces prompt -> duck requests sent (µs): "
-            + (result.reaction.map(String.init(describing:)) ?? "no samples"))
+            + (result.reaction.map { "\($0); within 2 ms: \(Int(($0.share(atMost: 2000) * 100).rounded(.down)))%" }
+                ?? "no samples"))
         print("    of which the server answering for the new stream (µs): "
             + (result.serverAnswer.map(String.init(describing:)) ?? "no samples"))
         print("    of which the daemon, answer in hand -> requests sent (µs): "
