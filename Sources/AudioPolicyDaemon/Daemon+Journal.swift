@@ -9,18 +9,19 @@ extension Daemon {
     /// Reads what an earlier run left: those entries are undone once the server's streams are known.
     func openJournal() {
         guard let store = journal.store else { return }
+        let file = store.readPath
         switch store.load() {
         case .empty:
             break
         case let .entries(entries):
             _ = journal.beginRecovery(adding: entries)
-            log.info("journal: an earlier run left \(entries.count) stream(s) changed; restoring them once connected (\(store.path))")
+            log.info("journal: an earlier run left \(entries.count) stream(s) changed; restoring them once connected (\(file))")
         case let .cutShort(entries):
             _ = journal.beginRecovery(adding: entries)
-            log.warning("journal \(store.path): its last record was cut short (the machine stopped while writing it?); using the one before: \(entries.count) stream(s) left changed, restoring them once connected")
+            log.warning("journal \(file): its last record was cut short (the machine stopped while writing it?); using the one before: \(entries.count) stream(s) left changed, restoring them once connected")
         case let .corrupt(reason, setAside):
             let fate = setAside.map { "set aside as \($0)" } ?? "removed"
-            log.warning("journal \(store.path) is unreadable (\(reason)); \(fate); starting without it: a stream an earlier run left ducked or muted must be restored by hand")
+            log.warning("journal \(file) is unreadable (\(reason)); \(fate); starting without it: a stream an earlier run left ducked or muted must be restored by hand")
         }
     }
 

@@ -11,9 +11,11 @@ public struct DaemonOptions: Sendable {
     public var verbose: Bool
     /// How long the clean-stop restore ramps take, ms.
     public var stopFade: Milliseconds = 200
-    /// The crash-safe journal of what the daemon changed (``JournalStore/defaultPath(environment:)``
-    /// for `run`); nil keeps none.
+    /// The crash-safe journal of what the daemon changed: its log (``JournalStore/defaultLogPath(environment:)``
+    /// for `run`, on tmpfs) and where it is made durable (``JournalStore/defaultPath(environment:)``; nil:
+    /// the log itself is synced). No log: the daemon keeps no journal.
     public var journalPath: String?
+    public var journalDurableCopy: String?
     /// Ask for the sound server's main-thread priority (``ProcessPriority``) when running.
     public var raisePriority = true
 
@@ -85,7 +87,7 @@ public final class Daemon {
         self.options = options
         self.engine = Engine(policy: options.policy)
         self.loadPolicy = loadPolicy
-        self.journal = Journal(store: options.journalPath.map(JournalStore.init(path:)))
+        self.journal = Journal(store: options.journalPath.map { JournalStore(path: $0, durableCopy: options.journalDurableCopy) })
         self.epoch = MainLoop.monotonicMicroseconds()
         var log = Logger(label: "audio-policyd")
         log.logLevel = options.verbose ? .debug : .info

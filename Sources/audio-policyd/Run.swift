@@ -35,7 +35,13 @@ struct Run: ParsableCommand {
         }
         var options = DaemonOptions(policy: loaded, policyPath: path,
                                     socketPath: socket ?? ControlSocketPath.default(), verbose: verbose)
-        options.journalPath = JournalStore.defaultPath()
+        // The log on tmpfs when the session has a runtime folder, made durable in the state folder.
+        if let log = JournalStore.defaultLogPath() {
+            options.journalPath = log
+            options.journalDurableCopy = JournalStore.defaultPath()
+        } else {
+            options.journalPath = JournalStore.defaultPath()
+        }
         let daemon = Daemon(options: options) { path in try PolicyFile.load(path: path) }
         let code = try daemon.run()
         if code != 0 { throw ExitCode(code) }

@@ -221,6 +221,76 @@ struct JournalTests {
         #expect(second == store.path + ".corrupt-20270115T080000Z-2")
     }
 
+    // MARK: - Log on tmpfs, durable copy
+
+    @Test func theDurableCopyFollowsTheLogAndIsReadWhenTheLogIsGone() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = folder.appendingPathComponent("runtime/audio-policyd/journal.json").path
+        let copy = folder.appendingPathComponent("state/audio-policyd/journal.json").path
+        let store = JournalStore(path: log, durableCopy: copy)
+        try store.save([Self.music])
+        try store.save([Self.music, Self.beep])
+        store.flush()
+        // The log has every record; the copy only the newest, whole.
+        #expect(try Self.lines(log).count == 2)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: copy)) == JournalFile(entries: [Self.music, Self.beep]).encoded())
+        #expect(!FileManager.default.fileExists(atPath: copy + ".tmp"))
+        #expect(store.readPath == log)
+        #expect(store.load() == .entries([Self.beep, Self.music]))
+
+        // A new session (the runtime folder is gone): the copy is the journal.
+        try FileManager.default.removeItem(atPath: log)
+        let next = JournalStore(path: log, durableCopy: copy)
+        #expect(next.readPath == copy)
+        #expect(next.load() == .entries([Self.beep, Self.music]))
+        // Restored: both go.
+        try next.save([])
+        next.finish()
+        #expect(!FileManager.default.fileExists(atPath: log))
+        #expect(!FileManager.default.fileExists(atPath: copy))
+    }
+
+    @Test func aCleanStopWithNothingChangedLeavesNeitherFile() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = folder.appendingPathComponent("journal.json").path
+        let copy = folder.appendingPathComponent("durable/journal.json").path
+        let store = JournalStore(path: log, durableCopy: copy)
+        try store.save([Self.music])
+        try store.save([])
+        store.flush()
+        // While running, the emptied journal keeps its log, with an empty record, and so does the copy.
+        #expect(store.load() == .empty)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: copy)) == JournalFile(entries: []).encoded())
+        store.finish()
+        #expect(!FileManager.default.fileExists(atPath: log))
+        #expect(!FileManager.default.fileExists(atPath: copy))
+    }
+
+    @Test func aCorruptDurableCopyIsSetAsideWhereItLies() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = folder.appendingPathComponent("runtime/journal.json").path
+        let copy = folder.appendingPathComponent("journal.json").path
+        try Data("garbage\n".utf8).write(to: URL(fileURLWithPath: copy))
+        let store = JournalStore(path: log, durableCopy: copy)
+        guard case let .corrupt(_, aside) = store.load() else {
+            Issue.record("not reported corrupt")
+            return
+        }
+        #expect(aside?.hasPrefix(copy + ".corrupt-") == true)
+        #expect(!FileManager.default.fileExists(atPath: copy))
+        #expect(store.load() == .empty)
+    }
+
+    @Test func defaultLogPathIsInTheRuntimeFolder() {
+        #expect(JournalStore.defaultLogPath(environment: ["XDG_RUNTIME_DIR": "/run/user/1000"])
+            == "/run/user/1000/audio-policyd/journal.json")
+        #expect(JournalStore.defaultLogPath(environment: [:]) == nil)
+        #expect(JournalStore.defaultLogPath(environment: ["XDG_RUNTIME_DIR": "relative"]) == nil)
+    }
+
     @Test func anEmptyFileIsAnEmptyJournal() throws {
         let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -5,8 +5,9 @@ import Testing
 
 // Crash recovery and surviving the sound server, on real components: the built daemon, the test
 // server (scripts/sound-server; PulseAudio or PipeWire), real players. The daemon is killed with
-// SIGKILL (nothing of its own runs), started again on the same XDG_STATE_HOME, and what the server
-// reports is checked against what the user had.
+// SIGKILL (nothing of its own runs), started again on the same XDG_RUNTIME_DIR and XDG_STATE_HOME (a
+// crash in the same session), or on the same XDG_STATE_HOME alone (a new session), and what the
+// server reports is checked against what the user had.
 //
 //   eval "$(scripts/sound-server start pulseaudio /tmp/sv-pa)"
 //   AUDIO_POLICYD_BIN=$PWD/.build/debug/audio-policyd swift test --no-parallel --filter 'Service|Recovery'
@@ -20,21 +21,38 @@ import Testing
 final class RecoveryTests {
     let session: LiveSession
     let stateHome: URL
+    let runtime: URL
 
     init() throws {
         session = try LiveSession()
         stateHome = try TestEnvironment.temporaryFolder("audio-policyd-state")
+        runtime = try TestEnvironment.temporaryFolder("audio-policyd-runtime")
     }
 
-    deinit { try? FileManager.default.removeItem(at: stateHome) }
+    deinit {
+        try? FileManager.default.removeItem(at: stateHome)
+        try? FileManager.default.removeItem(at: runtime)
+    }
 
-    var journal: String { journalPath(in: stateHome) }
+    /// The journal's log, and its durable copy.
+    var journal: String { journalPath(in: runtime) }
+    var durable: String { journalPath(in: stateHome) }
+
+    func startDaemon() throws -> DaemonProcess {
+        try session.startDaemon(stateHome: stateHome, runtime: runtime)
+    }
+
+    /// Both the log and the durable copy hold nothing to restore.
+    func awaitJournalEmpty() throws {
+        try session.awaitJournalEmpty(journal)
+        try session.awaitJournalEmpty(durable)
+    }
 
     @Test("killed -9 while interrupting, then the interruption ends: the next start restores the music exactly",
           arguments: Interruption.allCases)
     func killedWhileInterruptingThenRestarted(_ interruption: Interruption) throws {
         let (music, own) = try session.startMusic()
-        let first = try session.startDaemon(stateHome: stateHome)
+        let first = try startDaemon()
         let interrupter = try session.play(interruption.tone, role: interruption.role, name: "\(interruption.role)-app")
         try session.awaitInterrupted(music, own: own, by: interruption)
         // On record before the change reached the server, with the user's own volume.
@@ -51,10 +69,10 @@ final class RecoveryTests {
         interrupter.stop()
         try session.events.awaitRemoval(of: try #require(interrupter.index))
 
-        let second = try session.startDaemon(stateHome: stateHome)
+        let second = try startDaemon()
         try session.awaitRestored(music, to: own)
         try second.awaitLog("journal: recovery done")
-        try session.awaitJournalEmpty(journal)
+        try awaitJournalEmpty()
         #expect(second.log.contains { $0.contains("an earlier run left 1 stream(s) changed") }, "\(second.logText)")
         #expect(second.problems.isEmpty, "\(second.problems)")
         // Restored for good: nothing ramps it anywhere else afterwards.
@@ -67,17 +85,17 @@ final class RecoveryTests {
     @Test("killed -9 mid-duck, restarted while the prompt still plays: ducks again from the user's level, restores to it")
     func restartedDuringTheInterruption() throws {
         let (music, own) = try session.startMusic()
-        let first = try session.startDaemon(stateHome: stateHome)
+        let first = try startDaemon()
         let prompt = try session.play(.long, role: "navigation", name: "navigation-app")
         try session.awaitInterrupted(music, own: own, by: .duck)
         first.kill()
 
         // Had it taken the ducked level for the user's own, it would duck to -40 dB and restore to -20.
-        let second = try session.startDaemon(stateHome: stateHome)
+        let second = try startDaemon()
         try session.awaitInterrupted(music, own: own, by: .duck)
         prompt.stop()
         try session.awaitRestored(music, to: own, timeout: 5)
-        try session.awaitJournalEmpty(journal)
+        try awaitJournalEmpty()
         #expect(second.problems.isEmpty, "\(second.problems)")
     }
 
@@ -85,7 +103,7 @@ final class RecoveryTests {
           arguments: Interruption.allCases)
     func killedThenStreamEnded(_ interruption: Interruption) throws {
         let (music, own) = try session.startMusic()
-        let first = try session.startDaemon(stateHome: stateHome)
+        let first = try startDaemon()
         let interrupter = try session.play(interruption.tone, role: interruption.role, name: "\(interruption.role)-app")
         try session.awaitInterrupted(music, own: own, by: interruption)
         first.kill()
@@ -94,11 +112,11 @@ final class RecoveryTests {
         interrupter.stop()
         try session.events.awaitRemoval(of: try #require(interrupter.index))
 
-        let second = try session.startDaemon(stateHome: stateHome)
+        let second = try startDaemon()
         let repaired = try second.awaitLog("repaired the saved volume of sink-input-by-media-role:music")
         #expect(!repaired.contains("muted"), "\(repaired)")
         try second.awaitLog("journal: recovery done")
-        try session.awaitJournalEmpty(journal)
+        try awaitJournalEmpty()
 
         let relaunched = try session.play(.music, role: "music", name: "music-app")
         let again = try relaunched.stream()
@@ -107,9 +125,34 @@ final class RecoveryTests {
         #expect(second.problems.isEmpty, "\(second.problems)")
     }
 
+    @Test("killed -9 while ducked, then a new session (its runtime folder gone): the next start restores from the durable copy")
+    func restoredFromTheDurableCopy() throws {
+        let (music, own) = try session.startMusic()
+        let first = try startDaemon()
+        let prompt = try session.play(.long, role: "navigation", name: "navigation-app")
+        try session.awaitInterrupted(music, own: own, by: .duck)
+        // The durable copy follows the log moments later, off the way to the duck.
+        try session.changes.await("the durable copy to hold the duck", timeout: 5) { () -> Probe<Void> in
+            let entries = (try? Self.entries(in: self.durable)) ?? []
+            return entries.contains { $0.sinkInput == music.index } ? .done(()) : .waiting("\(entries)")
+        }
+        first.kill()
+        prompt.stop()
+        try session.events.awaitRemoval(of: try #require(prompt.index))
+        try FileManager.default.removeItem(at: runtime)
+
+        let second = try startDaemon()
+        try session.awaitRestored(music, to: own)
+        try second.awaitLog("journal: recovery done")
+        try awaitJournalEmpty()
+        #expect(second.log.contains { $0.contains("an earlier run left 1 stream(s) changed") && $0.contains(durable) },
+                "\(second.logText)")
+        #expect(second.problems.isEmpty, "\(second.problems)")
+    }
+
     @Test("a truncated journal is reported, set aside, and the daemon works", arguments: ["cut", "garbage"])
     func corruptJournal(_ kind: String) throws {
-        let folder = stateHome.appendingPathComponent("audio-policyd")
+        let folder = runtime.appendingPathComponent("audio-policyd")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let whole = JournalFile(entries: [JournalEntry(
             sinkInput: 4_000_000, restoreID: "sink-input-by-media-role:music", application: "gone", pid: 1,
@@ -118,7 +161,7 @@ final class RecoveryTests {
         try bytes.write(to: URL(fileURLWithPath: journal))
 
         let (music, own) = try session.startMusic()
-        let daemon = try session.startDaemon(stateHome: stateHome)
+        let daemon = try startDaemon()
         let warning = try daemon.awaitLog("is unreadable")
         #expect(warning.contains("warning") && warning.contains("set aside as \(journal).corrupt-"), "\(warning)")
         let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
@@ -132,7 +175,7 @@ final class RecoveryTests {
         #expect(try !Self.entries(in: journal).isEmpty, "the duck is not on record")
         prompt.stop()
         try session.awaitRestored(music, to: own)
-        try session.awaitJournalEmpty(journal)
+        try awaitJournalEmpty()
         #expect(daemon.isRunning)
     }
 
@@ -142,7 +185,7 @@ final class RecoveryTests {
     func soundServerRestart() throws {
         let server = try SoundServerProcess.current()
         let (music, own) = try session.startMusic()
-        let daemon = try session.startDaemon(stateHome: stateHome)
+        let daemon = try startDaemon()
         let prompt = try session.play(.long, role: "navigation", name: "navigation-app")
         try session.awaitInterrupted(music, own: own, by: .duck)
         let mark = daemon.logCount

@@ -17,9 +17,20 @@ import Foundation
 /// ``compactionSize`` is replaced by its last record (write, fsync, rename, fsync the folder: the old
 /// file or the new, never a mix) when the caller says the moment is right (``compactIfDue()``: after
 /// the change's requests have left), not while a change waits to be made.
+///
+/// With a ``durableCopy`` the log lives on tmpfs (`$XDG_RUNTIME_DIR`, kept while the user's session
+/// lasts): appending to it never waits for a disk, not even for the file system's own journal, and
+/// nothing syncs it. The sync thread writes each new record to the durable copy instead (write, fsync,
+/// rename, fsync the folder; the newest only, when several wait), moments after the log has it. The
+/// log is read when it is there (a crash or a restart in the same session: it is the newest); the
+/// durable copy when it is not (after a reboot or a new session). Both go at a clean stop that leaves
+/// nothing changed.
 public final class JournalStore {
-    /// The journal file.
+    /// The journal file: the log every change is appended to.
     public let path: String
+    /// Where the record is made durable in the background, when ``path`` is on tmpfs; nil: ``path``
+    /// itself is synced.
+    public let durableCopy: String?
     /// The log, open for appending while the journal has entries; -1 when there is no file.
     private var log: Int32 = -1
     private var logSize = 0
@@ -40,8 +51,9 @@ public final class JournalStore {
     /// A log this long is replaced at the next change even if ``compactIfDue()`` never came.
     static let compactionLimit = 4 * compactionSize
 
-    public init(path: String) {
+    public init(path: String, durableCopy: String? = nil) {
         self.path = path
+        self.durableCopy = durableCopy
     }
 
     deinit {
@@ -56,7 +68,19 @@ public final class JournalStore {
         return state + "/audio-policyd/journal.json"
     }
 
+    /// `$XDG_RUNTIME_DIR/audio-policyd/journal.json` (tmpfs on a desktop), or nil without one: where
+    /// the log goes when its durable copy is at ``defaultPath(environment:)``.
+    public static func defaultLogPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        environment["XDG_RUNTIME_DIR"].flatMap { $0.hasPrefix("/") ? $0 + "/audio-policyd/journal.json" : nil }
+    }
+
     var folder: String { (path as NSString).deletingLastPathComponent }
+
+    /// The file ``load(now:setAside:)`` reads: the log, or the durable copy when there is no log.
+    public var readPath: String {
+        guard let durableCopy, access(path, F_OK) != 0 else { return path }
+        return durableCopy
+    }
 
     // MARK: - Reading
 
@@ -79,12 +103,13 @@ public final class JournalStore {
     /// as if there were none. With `setAside: false` nothing is renamed (for looking at the journal of
     /// a daemon that runs).
     public func load(now: Date = Date(), setAside: Bool = true) -> Loaded {
+        let file = readPath
         func unusable(_ reason: String) -> Loaded {
-            setAside ? self.setAside(reason: reason, now: now) : .corrupt(reason: reason, setAside: nil)
+            setAside ? self.setAside(file, reason: reason, now: now) : .corrupt(reason: reason, setAside: nil)
         }
         let data: Data
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            data = try Data(contentsOf: URL(fileURLWithPath: file))
         } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
             return .empty
         } catch {
@@ -113,7 +138,7 @@ public final class JournalStore {
         }
     }
 
-    private func setAside(reason: String, now: Date) -> Loaded {
+    private func setAside(_ path: String, reason: String, now: Date) -> Loaded {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
@@ -129,7 +154,7 @@ public final class JournalStore {
             unlink(path)
             return .corrupt(reason: reason, setAside: nil)
         }
-        fsyncFolder()
+        Self.fsyncFolder((path as NSString).deletingLastPathComponent)
         return .corrupt(reason: reason, setAside: target)
     }
 
@@ -159,6 +184,7 @@ public final class JournalStore {
             try append(record, newFile: true)
         } else {
             try replace(with: record)
+            if let durableCopy { disk.submit(.copy(record, to: durableCopy)) }
         }
     }
 
@@ -200,13 +226,17 @@ public final class JournalStore {
 
     private func append(_ record: Data, newFile: Bool = false) throws {
         do {
-            try writeAll(record, to: log, name: path)
+            try Self.writeAll(record, to: log, name: path)
         } catch {
             // Part of the line may be in the file: the next save starts a new one.
             closeLog()
             throw error
         }
         logSize += record.count
+        if let durableCopy {
+            disk.submit(.copy(record, to: durableCopy))
+            return
+        }
         disk.submit(.sync(log))
         if newFile { disk.submit(.syncFolder(folder)) }
     }
@@ -215,7 +245,11 @@ public final class JournalStore {
     private func remove() throws {
         closeLog()
         guard unlink(path) == 0 || errno == ENOENT else { throw POSIXError.current("remove \(path)") }
-        disk.submit(.syncFolder(folder))
+        if let durableCopy {
+            disk.submit(.remove(durableCopy))
+        } else {
+            disk.submit(.syncFolder(folder))
+        }
     }
 
     /// Replaces the file with a log holding `record` alone, atomically and durably, and appends to it
@@ -227,15 +261,16 @@ public final class JournalStore {
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw POSIXError.current("create \(temporary)") }
         do {
-            try writeAll(record, to: fd, name: temporary)
-            guard fsync(fd) == 0 else { throw POSIXError.current("fsync \(temporary)") }
+            try Self.writeAll(record, to: fd, name: temporary)
+            // A log on tmpfs is never synced: its durable copy is.
+            guard durableCopy != nil || fsync(fd) == 0 else { throw POSIXError.current("fsync \(temporary)") }
             guard rename(temporary, path) == 0 else { throw POSIXError.current("rename \(temporary) to \(path)") }
         } catch {
             close(fd)
             unlink(temporary)
             throw error
         }
-        fsyncFolder()
+        if durableCopy == nil { fsyncFolder() }
         closeLog()
         // The descriptor still names the renamed file: append to it.
         guard lseek(fd, 0, SEEK_END) >= 0, fcntl(fd, F_SETFL, O_APPEND) == 0 else {
@@ -257,7 +292,7 @@ public final class JournalStore {
         disk.submit(.close(fd))
     }
 
-    private func writeAll(_ bytes: Data, to fd: Int32, name: String) throws {
+    static func writeAll(_ bytes: Data, to fd: Int32, name: String) throws {
         var failure: POSIXError?
         bytes.withUnsafeBytes { raw in
             var offset = 0

@@ -1,9 +1,10 @@
 import Foundation
 
-/// Makes the journal's appended lines durable on a thread of its own, so that a decision never waits
-/// for the disk — nor for a thread to be woken from a pool or started: handing work to a dispatch
-/// queue cost up to 3 ms here when its worker had gone idle. The thread lives as long as the store
-/// and sleeps on a condition variable in between (no wake-ups while there is nothing to sync).
+/// Makes the journal durable on a thread of its own — syncing the appended lines, or writing the
+/// durable copy of a record kept on tmpfs — so that a decision never waits for the disk, nor for a
+/// thread to be woken from a pool or started: handing work to a dispatch queue cost up to 3 ms here
+/// when its worker had gone idle. The thread lives as long as the store and sleeps on a condition
+/// variable in between (no wake-ups while there is nothing to do).
 final class JournalSyncer: @unchecked Sendable {
     /// Work for the thread, done in the order it was submitted.
     enum Job {
@@ -13,6 +14,19 @@ final class JournalSyncer: @unchecked Sendable {
         case syncFolder(String)
         /// Close a descriptor once the jobs before it are done.
         case close(Int32)
+        /// Replace the file at `path` with `record`, atomically and durably (write, fsync, rename,
+        /// fsync the folder). Skipped when a later copy to (or removal of) the same file is waiting.
+        case copy(Data, to: String)
+        /// Remove the file, durably.
+        case remove(String)
+
+        /// The file a copy or removal is about.
+        var file: String? {
+            switch self {
+            case let .copy(_, path), let .remove(path): path
+            case .sync, .syncFolder, .close: nil
+            }
+        }
     }
 
     private let condition = NSCondition()
@@ -63,12 +77,20 @@ final class JournalSyncer: @unchecked Sendable {
             jobs = []
             busy = true
             condition.unlock()
-            for job in batch { Self.run(job) }
+            for (position, job) in batch.enumerated() where !Self.superseded(job, by: batch[(position + 1)...]) {
+                Self.run(job)
+            }
             condition.lock()
             busy = false
             condition.broadcast()
             condition.unlock()
         }
+    }
+
+    /// A copy is moot when the same file is copied again, or removed, later in the batch.
+    private static func superseded(_ job: Job, by later: ArraySlice<Job>) -> Bool {
+        guard case let .copy(_, path) = job else { return false }
+        return later.contains { $0.file == path }
     }
 
     private static func run(_ job: Job) {
@@ -82,6 +104,29 @@ final class JournalSyncer: @unchecked Sendable {
             Glibc.close(fd)
         case let .close(fd):
             Glibc.close(fd)
+        case let .copy(record, path):
+            writeDurably(record, to: path)
+        case let .remove(path):
+            if unlink(path) == 0 { run(.syncFolder((path as NSString).deletingLastPathComponent)) }
         }
+    }
+
+    /// Write to a temporary file, fsync, rename over `path`, fsync the folder: after a power cut the
+    /// file holds the old record or the new, never a mix. A failure leaves the old one.
+    private static func writeDurably(_ record: Data, to path: String) {
+        let folder = (path as NSString).deletingLastPathComponent
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                 attributes: [.posixPermissions: 0o700])
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        let written = (try? JournalStore.writeAll(record, to: fd, name: temporary)) != nil
+        let synced = written && fsync(fd) == 0
+        Glibc.close(fd)
+        guard synced, rename(temporary, path) == 0 else {
+            unlink(temporary)
+            return
+        }
+        run(.syncFolder(folder))
     }
 }

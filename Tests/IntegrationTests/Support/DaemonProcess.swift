@@ -14,10 +14,12 @@ final class DaemonProcess {
     private let changes: Changes
 
     /// Starts the daemon and waits until it answers `status`, is connected, and has taken in every
-    /// stream already on the server. Its journal lives in `stateHome` (`XDG_STATE_HOME`; default: a
-    /// folder of its own), so a daemon started again on the same one finds what the first left.
-    init(policy: String? = nil, changes: Changes, stateHome: URL? = nil, environment extra: [String: String] = [:],
-         timeout: Double = 10) throws {
+    /// stream already on the server. Its journal's log lives in `runtime` (`XDG_RUNTIME_DIR`) and the
+    /// durable copy in `stateHome` (`XDG_STATE_HOME`; default for each: a folder of its own), so a
+    /// daemon started again on the same ones finds what the first left, as after a crash in the same
+    /// session; on the same `stateHome` alone, as in a new session.
+    init(policy: String? = nil, changes: Changes, stateHome: URL? = nil, runtime: URL? = nil,
+         environment extra: [String: String] = [:], timeout: Double = 10) throws {
         self.policy = policy
         self.changes = changes
         folder = try TestEnvironment.temporaryFolder("audio-policyd-daemon")
@@ -29,8 +31,8 @@ final class DaemonProcess {
         }
         var environment = TestEnvironment.variables
         for (name, sub) in [("XDG_RUNTIME_DIR", "runtime"), ("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state")] {
-            let path = name == "XDG_STATE_HOME" && stateHome != nil
-                ? (stateHome?.path ?? "") : folder.appendingPathComponent(sub).path
+            let shared = name == "XDG_STATE_HOME" ? stateHome : name == "XDG_RUNTIME_DIR" ? runtime : nil
+            let path = shared?.path ?? folder.appendingPathComponent(sub).path
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
             environment[name] = path

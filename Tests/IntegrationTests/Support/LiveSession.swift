@@ -33,9 +33,10 @@ final class LiveSession {
 
     // MARK: - Starting things
 
-    func startDaemon(policy: String? = nil, stateHome: URL? = nil, environment: [String: String] = [:]) throws
-        -> DaemonProcess {
-        let daemon = try DaemonProcess(policy: policy, changes: changes, stateHome: stateHome, environment: environment)
+    func startDaemon(policy: String? = nil, stateHome: URL? = nil, runtime: URL? = nil,
+                     environment: [String: String] = [:]) throws -> DaemonProcess {
+        let daemon = try DaemonProcess(policy: policy, changes: changes, stateHome: stateHome, runtime: runtime,
+                                       environment: environment)
         daemons.append(daemon)
         return daemon
     }
@@ -112,7 +113,8 @@ extension LiveSession {
     }
 }
 
-/// The journal a daemon with `XDG_STATE_HOME=stateHome` keeps.
-func journalPath(in stateHome: URL) -> String {
-    stateHome.appendingPathComponent("audio-policyd/journal.json").path
+/// The journal a daemon keeps in `folder`: its log in `XDG_RUNTIME_DIR`, its durable copy in
+/// `XDG_STATE_HOME`.
+func journalPath(in folder: URL) -> String {
+    folder.appendingPathComponent("audio-policyd/journal.json").path
 }
