@@ -284,6 +284,23 @@ struct JournalTests {
         #expect(store.load() == .empty)
     }
 
+    @Test func aDurableCopyThatCannotBeWrittenIsToldOnce() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Its folder would be inside a regular file: nothing can create it, not even root.
+        let blocker = folder.appendingPathComponent("not-a-folder")
+        try Data().write(to: blocker)
+        let store = JournalStore(path: folder.appendingPathComponent("journal.json").path,
+                                 durableCopy: blocker.appendingPathComponent("journal.json").path)
+        try store.save([Self.music])
+        store.flush()
+        let failure = try #require(store.takeDurableCopyFailure())
+        #expect(failure.contains("not-a-folder/journal.json.tmp"), "\(failure)")
+        #expect(store.takeDurableCopyFailure() == nil)
+        // The log has the record all the same.
+        #expect(store.load() == .entries([Self.music]))
+    }
+
     @Test func defaultLogPathIsInTheRuntimeFolder() {
         #expect(JournalStore.defaultLogPath(environment: ["XDG_RUNTIME_DIR": "/run/user/1000"])
             == "/run/user/1000/audio-policyd/journal.json")

@@ -95,14 +95,19 @@ struct Journal {
 
     private mutating func attempt(_ body: (JournalStore) throws -> Void) -> String? {
         guard let store else { return nil }
+        let message: String
         do {
             try body(store)
-            lastFailure = nil
-            return nil
+            // A durable copy the sync thread could not write is told at the next change.
+            guard let failure = store.takeDurableCopyFailure() else {
+                lastFailure = nil
+                return nil
+            }
+            message = "cannot write the journal's durable copy: \(failure) (a crash is still covered, a power cut is not)"
         } catch {
-            let message = "cannot write the journal \(store.path): \(error.localizedDescription)"
-            defer { lastFailure = message }
-            return lastFailure == message ? nil : message
+            message = "cannot write the journal \(store.path): \(error.localizedDescription)"
         }
+        defer { lastFailure = message }
+        return lastFailure == message ? nil : message
     }
 }

@@ -212,6 +212,12 @@ public final class JournalStore {
         return JournalFile.encoded(entry)
     }
 
+    /// Why writing the durable copy failed in the background since the last call, once; nil if it
+    /// did not. (The log still holds the record: a crash is covered, a power cut is not.)
+    public func takeDurableCopyFailure() -> String? {
+        disk.takeFailure()
+    }
+
     /// Waits until everything saved so far is on disk.
     public func flush() {
         disk.waitUntilIdle()

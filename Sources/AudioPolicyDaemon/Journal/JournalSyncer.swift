@@ -34,6 +34,8 @@ final class JournalSyncer: @unchecked Sendable {
     private var jobs: [Job] = []
     private var busy = false
     private var stopping = false
+    /// The last durable copy that could not be written, until ``takeFailure()``.
+    private var failure: String?
 
     init() {
         let thread = Thread { [self] in self.work() }
@@ -47,6 +49,15 @@ final class JournalSyncer: @unchecked Sendable {
         jobs.append(job)
         condition.signal()
         condition.unlock()
+    }
+
+    /// Why the last durable copy failed, once (nil: none failed since the last call).
+    func takeFailure() -> String? {
+        condition.lock()
+        defer { condition.unlock() }
+        let taken = failure
+        failure = nil
+        return taken
     }
 
     /// Waits until every job submitted so far is done.
@@ -77,10 +88,12 @@ final class JournalSyncer: @unchecked Sendable {
             jobs = []
             busy = true
             condition.unlock()
+            var failed: String?
             for (position, job) in batch.enumerated() where !Self.superseded(job, by: batch[(position + 1)...]) {
-                Self.run(job)
+                failed = Self.run(job) ?? failed
             }
             condition.lock()
+            if let failed { failure = failed }
             busy = false
             condition.broadcast()
             condition.unlock()
@@ -93,40 +106,52 @@ final class JournalSyncer: @unchecked Sendable {
         return later.contains { $0.file == path }
     }
 
-    private static func run(_ job: Job) {
+    /// Does `job`; returns why a durable copy failed.
+    @discardableResult
+    private static func run(_ job: Job) -> String? {
         switch job {
         case let .sync(fd):
             fdatasync(fd)
         case let .syncFolder(folder):
             let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            guard fd >= 0 else { return }
+            guard fd >= 0 else { return nil }
             fsync(fd)
             Glibc.close(fd)
         case let .close(fd):
             Glibc.close(fd)
         case let .copy(record, path):
-            writeDurably(record, to: path)
+            return writeDurably(record, to: path)
         case let .remove(path):
             if unlink(path) == 0 { run(.syncFolder((path as NSString).deletingLastPathComponent)) }
         }
+        return nil
     }
 
     /// Write to a temporary file, fsync, rename over `path`, fsync the folder: after a power cut the
-    /// file holds the old record or the new, never a mix. A failure leaves the old one.
-    private static func writeDurably(_ record: Data, to path: String) {
+    /// file holds the old record or the new, never a mix. A failure leaves the old one and says why.
+    private static func writeDurably(_ record: Data, to path: String) -> String? {
         let folder = (path as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
                                                  attributes: [.posixPermissions: 0o700])
         let temporary = path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return }
-        let written = (try? JournalStore.writeAll(record, to: fd, name: temporary)) != nil
-        let synced = written && fsync(fd) == 0
+        guard fd >= 0 else { return "cannot create \(temporary): \(String(cString: strerror(errno)))" }
+        var failure: String?
+        do {
+            try JournalStore.writeAll(record, to: fd, name: temporary)
+            if fsync(fd) != 0 { failure = "cannot sync \(temporary): \(String(cString: strerror(errno)))" }
+        } catch {
+            failure = error.localizedDescription
+        }
         Glibc.close(fd)
-        guard synced, rename(temporary, path) == 0 else {
+        if failure == nil, rename(temporary, path) != 0 {
+            failure = "cannot rename \(temporary) to \(path): \(String(cString: strerror(errno)))"
+        }
+        if let failure {
             unlink(temporary)
-            return
+            return failure
         }
         run(.syncFolder(folder))
+        return nil
     }
 }
