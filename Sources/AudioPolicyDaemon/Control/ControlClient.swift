@@ -26,7 +26,7 @@ public final class ControlClient {
             var offset = 0
             while offset < raw.count {
                 let sent = Foundation.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-                guard sent > 0 else { throw POSIXError.current("send") }
+                guard sent > 0 else { throw SystemCallError.current("send") }
                 offset += sent
             }
         }

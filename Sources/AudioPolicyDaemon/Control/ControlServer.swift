@@ -46,7 +46,7 @@ public final class ControlServer {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard listener >= 0 else { throw POSIXError.current("socket") }
+        guard listener >= 0 else { throw SystemCallError.current("socket") }
         unlink(path)
         let address: UnixSocketAddress
         do {
@@ -57,7 +57,7 @@ public final class ControlServer {
         }
         let bound = address.withSocketAddress { bind(listener, $0, $1) }
         guard bound == 0, chmod(path, 0o600) == 0, listen(listener, 16) == 0 else {
-            let error = POSIXError.current("bind \(path)")
+            let error = SystemCallError.current("bind \(path)")
             Foundation.close(listener)
             throw error
         }
@@ -165,12 +165,5 @@ public final class ControlServer {
     private func disconnect(_ id: ClientID) {
         guard clients.removeValue(forKey: id) != nil else { return }
         onDisconnect(id)
-    }
-}
-
-extension POSIXError {
-    /// The error in `errno`, for a failed system call.
-    static func current(_ what: String) -> POSIXError {
-        POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO, userInfo: [NSLocalizedDescriptionKey: "\(what): \(String(cString: strerror(errno)))"])
     }
 }

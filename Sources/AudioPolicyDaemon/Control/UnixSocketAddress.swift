@@ -27,7 +27,7 @@ public struct UnixSocketAddress {
     public static func connect(to path: String) throws -> Int32 {
         let address = try UnixSocketAddress(path: path)
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError.current("socket") }
+        guard fd >= 0 else { throw SystemCallError.current("socket") }
         guard address.withSocketAddress({ Foundation.connect(fd, $0, $1) }) == 0 else {
             let error = DaemonUnreachable(path: path, reason: String(cString: strerror(errno)))
             Foundation.close(fd)

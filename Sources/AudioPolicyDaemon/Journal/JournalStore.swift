@@ -178,7 +178,7 @@ public final class JournalStore {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
             let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw POSIXError.current("create \(path)") }
+            guard fd >= 0 else { throw SystemCallError.current("create \(path)") }
             log = fd
             logSize = 0
             try append(record, newFile: true)
@@ -250,7 +250,7 @@ public final class JournalStore {
     /// No entries: the file goes.
     private func remove() throws {
         closeLog()
-        guard unlink(path) == 0 || errno == ENOENT else { throw POSIXError.current("remove \(path)") }
+        guard unlink(path) == 0 || errno == ENOENT else { throw SystemCallError.current("remove \(path)") }
         if let durableCopy {
             disk.submit(.remove(durableCopy))
         } else {
@@ -261,31 +261,42 @@ public final class JournalStore {
     /// Replaces the file with a log holding `record` alone, atomically and durably, and appends to it
     /// from now on.
     private func replace(with record: Data) throws {
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        // A log on tmpfs is never synced: its durable copy is.
+        let fd = try Self.replaceFile(path, with: record, durably: durableCopy == nil)
+        closeLog()
+        // The descriptor still names the renamed file: append to it.
+        guard lseek(fd, 0, SEEK_END) >= 0, fcntl(fd, F_SETFL, O_APPEND) == 0 else {
+            close(fd)
+            throw SystemCallError.current("reopen \(path)")
+        }
+        log = fd
+        logSize = record.count
+        compactionDue = false
+    }
+
+    /// Replaces the file at `path` with `record` the atomic way: write `path.tmp`, rename it over
+    /// `path` (the old file or the new, never a mix); `durably`, with an fsync of the file before the
+    /// rename and of the folder after, so that it also holds after a power cut. Returns the new file,
+    /// open for writing.
+    static func replaceFile(_ path: String, with record: Data, durably: Bool) throws -> Int32 {
+        let folder = (path as NSString).deletingLastPathComponent
+        // A folder that cannot be made is told by the open below, with its reason.
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                 attributes: [.posixPermissions: 0o700])
         let temporary = path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw POSIXError.current("create \(temporary)") }
+        guard fd >= 0 else { throw SystemCallError.current("create \(temporary)") }
         do {
-            try Self.writeAll(record, to: fd, name: temporary)
-            // A log on tmpfs is never synced: its durable copy is.
-            guard durableCopy != nil || fsync(fd) == 0 else { throw POSIXError.current("fsync \(temporary)") }
-            guard rename(temporary, path) == 0 else { throw POSIXError.current("rename \(temporary) to \(path)") }
+            try writeAll(record, to: fd, name: temporary)
+            guard !durably || fsync(fd) == 0 else { throw SystemCallError.current("fsync \(temporary)") }
+            guard rename(temporary, path) == 0 else { throw SystemCallError.current("rename \(temporary) to \(path)") }
         } catch {
             close(fd)
             unlink(temporary)
             throw error
         }
-        if durableCopy == nil { fsyncFolder() }
-        closeLog()
-        // The descriptor still names the renamed file: append to it.
-        guard lseek(fd, 0, SEEK_END) >= 0, fcntl(fd, F_SETFL, O_APPEND) == 0 else {
-            close(fd)
-            throw POSIXError.current("reopen \(path)")
-        }
-        log = fd
-        logSize = record.count
-        compactionDue = false
+        if durably { fsyncFolder(folder) }
+        return fd
     }
 
     private func closeLog() {
@@ -298,15 +309,15 @@ public final class JournalStore {
         disk.submit(.close(fd))
     }
 
-    static func writeAll(_ bytes: Data, to fd: Int32, name: String) throws {
-        var failure: POSIXError?
+    private static func writeAll(_ bytes: Data, to fd: Int32, name: String) throws {
+        var failure: SystemCallError?
         bytes.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count, let base = raw.baseAddress {
                 let written = write(fd, base + offset, raw.count - offset)
                 if written < 0, errno == EINTR { continue }
                 guard written > 0 else {
-                    failure = POSIXError.current("write \(name)")
+                    failure = SystemCallError.current("write \(name)")
                     return
                 }
                 offset += written
@@ -316,11 +327,7 @@ public final class JournalStore {
     }
 
     /// Makes a rename, creation or unlink in the folder durable.
-    private func fsyncFolder() {
-        Self.fsyncFolder(folder)
-    }
-
-    private static func fsyncFolder(_ folder: String) {
+    static func fsyncFolder(_ folder: String) {
         let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
         fsync(fd)

@@ -113,10 +113,7 @@ final class JournalSyncer: @unchecked Sendable {
         case let .sync(fd):
             fdatasync(fd)
         case let .syncFolder(folder):
-            let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            guard fd >= 0 else { return nil }
-            fsync(fd)
-            Glibc.close(fd)
+            JournalStore.fsyncFolder(folder)
         case let .close(fd):
             Glibc.close(fd)
         case let .copy(record, path):
@@ -130,28 +127,11 @@ final class JournalSyncer: @unchecked Sendable {
     /// Write to a temporary file, fsync, rename over `path`, fsync the folder: after a power cut the
     /// file holds the old record or the new, never a mix. A failure leaves the old one and says why.
     private static func writeDurably(_ record: Data, to path: String) -> String? {
-        let folder = (path as NSString).deletingLastPathComponent
-        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
-                                                 attributes: [.posixPermissions: 0o700])
-        let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return "cannot create \(temporary): \(String(cString: strerror(errno)))" }
-        var failure: String?
         do {
-            try JournalStore.writeAll(record, to: fd, name: temporary)
-            if fsync(fd) != 0 { failure = "cannot sync \(temporary): \(String(cString: strerror(errno)))" }
+            Glibc.close(try JournalStore.replaceFile(path, with: record, durably: true))
+            return nil
         } catch {
-            failure = error.localizedDescription
+            return error.localizedDescription
         }
-        Glibc.close(fd)
-        if failure == nil, rename(temporary, path) != 0 {
-            failure = "cannot rename \(temporary) to \(path): \(String(cString: strerror(errno)))"
-        }
-        if let failure {
-            unlink(temporary)
-            return failure
-        }
-        run(.syncFolder(folder))
-        return nil
     }
 }
