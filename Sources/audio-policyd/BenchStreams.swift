@@ -18,6 +18,9 @@ struct BenchStreams: ParsableCommand {
     @Option(name: .customLong("property"), help: "KEY=VALUE on every stream; repeatable.")
     var properties: [String] = []
 
+    @Option(name: .customLong("sink"), help: "A sink to play to, the streams taking turns; repeatable (default: the server's default sink).")
+    var sinks: [String] = []
+
     func run() throws {
         var list: [String: String] = [:]
         for property in properties {
@@ -26,6 +29,6 @@ struct BenchStreams: ParsableCommand {
             }
             list[String(property[..<equals])] = String(property[property.index(after: equals)...])
         }
-        throw ExitCode(StreamGenerator(count: count, corked: corked, properties: list).run())
+        throw ExitCode(StreamGenerator(count: count, corked: corked, properties: list, sinks: sinks).run())
     }
 }

@@ -32,6 +32,7 @@ public final class LiveBenchmark {
     let prompts: Int
     let idleSeconds: Int
     private var children: [Process] = []
+    private var loadedModules: [String] = []
     private var result: Result?
     private var failure: String?
 
@@ -52,6 +53,7 @@ public final class LiveBenchmark {
         let journalLog = tmpfs + "/audio-policyd-bench-\(getpid())-journal.json"
         defer {
             for child in children where child.isRunning { child.terminate() }
+            for module in loadedModules { pactl(["unload-module", module]) }
             try? FileManager.default.removeItem(atPath: folder)
             unlink(journalLog)
         }
@@ -85,14 +87,57 @@ public final class LiveBenchmark {
         return policy
     }
 
+    /// PipeWire's mixer takes at most 128 streams into one sink (0.3.65: `mixer-dsp` refuses the
+    /// 129th port), so on PipeWire the other streams beyond this many go to null sinks of their own,
+    /// loaded for the run and unloaded after it. PulseAudio keeps them all on its one sink.
+    static let streamsPerPipeWireSink = 100
+
+    /// Loads the null sinks the other streams need on `server` and returns their names.
+    func loadSinks(server: String?) -> [String]? {
+        guard server?.contains("PipeWire") == true, streamCount > Self.streamsPerPipeWireSink else { return [] }
+        let needed = (streamCount + Self.streamsPerPipeWireSink - 1) / Self.streamsPerPipeWireSink
+        var names: [String] = []
+        for number in 1...needed {
+            let name = "audio-policyd-bench-\(getpid())-\(number)"
+            guard let module = pactl(["load-module", "module-null-sink", "sink_name=\(name)"]) else { return nil }
+            loadedModules.append(module)
+            names.append(name)
+        }
+        return names
+    }
+
+    /// Runs `pactl` and returns its output, trimmed; nil (with `failure` set) when it fails.
+    @discardableResult
+    func pactl(_ arguments: [String]) -> String? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/pactl")
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        do {
+            try process.run()
+        } catch {
+            failure = "cannot start pactl: \(error)"
+            return nil
+        }
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            failure = "pactl \(arguments.joined(separator: " ")) failed (exit \(process.terminationStatus))"
+            return nil
+        }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// Starts the other streams: this program's `bench-streams`, in a process of its own.
-    func startGenerators() -> Bool {
+    func startGenerators(sinks: [String]) -> Bool {
         let process = Process()
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = ["bench-streams", "--count", String(streamCount), "--property", "media.role=abstract",
                              "--property", "application.name=bench-streams"] + (corked ? ["--corked"] : [])
+            + sinks.flatMap { ["--sink", $0] }
         process.standardOutput = FileHandle.nullDevice
         do {
             try process.run()
@@ -154,7 +199,8 @@ public final class LiveBenchmark {
             guard !started else { return }
             started = true
             timer = MainLoop.Timer(loop: daemon.loop) { [unowned self] in self.step() }
-            guard benchmark.startGenerators() else { return fail(benchmark.failure ?? "") }
+            guard let sinks = benchmark.loadSinks(server: daemon.serverName),
+                  benchmark.startGenerators(sinks: sinks) else { return fail(benchmark.failure ?? "") }
             guard benchmark.play(["media.role": "music", "application.name": "bench-music"]) != nil else {
                 return fail(benchmark.failure ?? "")
             }

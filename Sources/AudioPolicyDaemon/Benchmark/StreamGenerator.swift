@@ -4,20 +4,32 @@ import Foundation
 /// The benchmark's "other streams": `count` playback streams from one client connection (PulseAudio
 /// takes at most 64 clients; pipewire-pulse has no server-side generator), playing silence, or held
 /// corked as a paused player holds its stream. Runs until the process is killed.
+///
+/// The streams are started one by one across one refill period, so that, as real streams started at
+/// different moments, they ask the server for more at different moments: started together, all of
+/// them would refill in the same instant, a burst no desktop sees.
 public final class StreamGenerator {
     private let loop = MainLoop()
     private let count: Int
     private let corked: Bool
     private let properties: [String: String]
+    private let sinks: [String]
     private var context: OpaquePointer?
     private var streams: [OpaquePointer] = []
+    private var starter: MainLoop.Timer?
 
-    /// `properties` go on every stream (and the client).
-    public init(count: Int, corked: Bool, properties: [String: String]) {
+    /// `properties` go on every stream (and the client). The streams go to `sinks` in turn (the
+    /// server's default sink when empty).
+    public init(count: Int, corked: Bool, properties: [String: String], sinks: [String] = []) {
         self.count = count
         self.corked = corked
         self.properties = properties
+        self.sinks = sinks
     }
+
+    /// Half a second of buffer, refilled in quarters: few wake-ups for the generator and the server.
+    static let bufferSeconds = 0.5
+    static let refillSeconds = bufferSeconds / 4
 
     /// Connects (to `PULSE_SERVER` or the session's server) and plays until killed. Returns 1 when the
     /// server cannot be reached or refuses a stream.
@@ -47,30 +59,34 @@ public final class StreamGenerator {
     }
 
     private func startStreams(on context: OpaquePointer) {
+        guard count > 0 else { return }
+        let interval = UInt64(Self.refillSeconds * 1_000_000) / UInt64(count)
+        starter = MainLoop.Timer(loop: loop) { [unowned self] in
+            guard startStream(number: streams.count, on: context) else { return loop.quit(1) }
+            if streams.count < count { starter?.schedule(after: interval) } else { starter = nil }
+        }
+        starter?.schedule(after: 0)
+    }
+
+    private func startStream(number: Int, on context: OpaquePointer) -> Bool {
         // Whatever the sink plays (no resampler per stream); silence is zero in every format but u8.
         var spec = pa_sample_spec(format: PA_SAMPLE_S16LE, rate: 48000, channels: 2)
         var flags = PA_STREAM_FIX_FORMAT.rawValue | PA_STREAM_FIX_RATE.rawValue | PA_STREAM_FIX_CHANNELS.rawValue
         if corked { flags |= PA_STREAM_START_CORKED.rawValue }
-        // Half a second of buffer, refilled in quarters: few wake-ups for the generator and the server.
-        let second = UInt32(pa_bytes_per_second(&spec))
-        var buffer = pa_buffer_attr(maxlength: UInt32.max, tlength: second / 2, prebuf: UInt32.max,
-                                    minreq: second / 8, fragsize: UInt32.max)
+        let second = Double(pa_bytes_per_second(&spec))
+        var buffer = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(second * Self.bufferSeconds),
+                                    prebuf: UInt32.max, minreq: UInt32(second * Self.refillSeconds),
+                                    fragsize: UInt32.max)
         let proplist = Self.proplist(properties)
         defer { pa_proplist_free(proplist) }
-        for number in 0..<count {
-            guard let stream = pa_stream_new_with_proplist(context, "bench stream \(number)", &spec, nil, proplist)
-            else {
-                loop.quit(1)
-                return
-            }
-            pa_stream_set_write_callback(stream, { stream, bytes, _ in StreamGenerator.writeSilence(stream, bytes) }, nil)
-            guard pa_stream_connect_playback(stream, nil, &buffer, pa_stream_flags_t(rawValue: flags), nil, nil) == 0
-            else {
-                loop.quit(1)
-                return
-            }
-            streams.append(stream)
-        }
+        guard let stream = pa_stream_new_with_proplist(context, "bench stream \(number)", &spec, nil, proplist)
+        else { return false }
+        pa_stream_set_write_callback(stream, { stream, bytes, _ in StreamGenerator.writeSilence(stream, bytes) }, nil)
+        let sink: String? = sinks.isEmpty ? nil : sinks[number % sinks.count]
+        guard pa_stream_connect_playback(stream, sink, &buffer, pa_stream_flags_t(rawValue: flags), nil, nil) == 0
+        else { return false }
+        streams.append(stream)
+        return true
     }
 
     private static func writeSilence(_ stream: OpaquePointer?, _ bytes: Int) {
