@@ -55,6 +55,8 @@ public final class Daemon {
     var reconnectTimer: MainLoop.Timer?
     /// Armed once, right after a change that grew the journal's log too long (``compactJournalLater()``).
     var compactionTimer: MainLoop.Timer?
+    /// Wakes the loop when the journal's sync thread could not write the durable copy.
+    var durableCopyWatch: MainLoop.IOWatch?
     var control: ControlServer?
     var signals: MainLoop.SignalHandler?
     var reconnectDelay: UInt64 = 250_000

@@ -293,12 +293,24 @@ struct JournalTests {
         let store = JournalStore(path: folder.appendingPathComponent("journal.json").path,
                                  durableCopy: blocker.appendingPathComponent("journal.json").path)
         try store.save([Self.music])
-        store.flush()
+        // The failure wakes whoever watches the signal (the daemon's loop), without a further change.
+        let signal = try #require(store.durableCopyFailureSignal)
+        #expect(Self.becomesReadable(signal, withinMilliseconds: 5000))
         let failure = try #require(store.takeDurableCopyFailure())
         #expect(failure.contains("not-a-folder/journal.json.tmp"), "\(failure)")
         #expect(store.takeDurableCopyFailure() == nil)
+        #expect(!Self.becomesReadable(signal, withinMilliseconds: 0), "taking the failure quiets the signal")
         // The log has the record all the same.
         #expect(store.load() == .entries([Self.music]))
+    }
+
+    private static func becomesReadable(_ fd: Int32, withinMilliseconds timeout: Int32) -> Bool {
+        var watch = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&watch, 1, timeout) == 1 && watch.revents & Int16(POLLIN) != 0
+    }
+
+    @Test func aJournalWithoutDurableCopyHasNoFailureSignal() {
+        #expect(JournalStore(path: "/nonexistent/journal.json").durableCopyFailureSignal == nil)
     }
 
     @Test func defaultLogPathIsInTheRuntimeFolder() {

@@ -93,6 +93,12 @@ struct Journal {
         return attempt { try $0.compactIfDue() }
     }
 
+    /// The sync thread signalled a durable copy it could not write: returns the message, once, as
+    /// ``record(_:)`` does.
+    mutating func durableCopyChecked() -> String? {
+        attempt { _ in }
+    }
+
     private mutating func attempt(_ body: (JournalStore) throws -> Void) -> String? {
         guard let store else { return nil }
         let message: String

@@ -218,6 +218,12 @@ public final class JournalStore {
         disk.takeFailure()
     }
 
+    /// A descriptor that becomes readable when writing the durable copy fails, until
+    /// ``takeDurableCopyFailure()``; nil without a durable copy. Watch it, do not close it.
+    public var durableCopyFailureSignal: Int32? {
+        durableCopy != nil && disk.failureSignal >= 0 ? disk.failureSignal : nil
+    }
+
     /// Waits until everything saved so far is on disk.
     public func flush() {
         disk.waitUntilIdle()

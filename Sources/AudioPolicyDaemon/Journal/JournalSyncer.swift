@@ -36,8 +36,20 @@ final class JournalSyncer: @unchecked Sendable {
     private var stopping = false
     /// The last durable copy that could not be written, until ``takeFailure()``.
     private var failure: String?
+    /// A pipe whose read end becomes readable when a durable copy fails, until ``takeFailure()``:
+    /// the daemon's loop watches it and tells at once, not at the next change. -1s if none could be made.
+    private let failurePipe: (read: Int32, write: Int32)
+    var failureSignal: Int32 { failurePipe.read }
 
     init() {
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) == 0 {
+            for end in ends {
+                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            }
+        }
+        failurePipe = (ends[0], ends[1])
         let thread = Thread { [self] in self.work() }
         thread.name = "audio-policyd journal"
         thread.start()
@@ -51,10 +63,17 @@ final class JournalSyncer: @unchecked Sendable {
         condition.unlock()
     }
 
+    deinit {
+        if failurePipe.read >= 0 { close(failurePipe.read) }
+        if failurePipe.write >= 0 { close(failurePipe.write) }
+    }
+
     /// Why the last durable copy failed, once (nil: none failed since the last call).
     func takeFailure() -> String? {
         condition.lock()
         defer { condition.unlock() }
+        var drained = [UInt8](repeating: 0, count: 16)
+        while failurePipe.read >= 0, read(failurePipe.read, &drained, drained.count) > 0 {}
         let taken = failure
         failure = nil
         return taken
@@ -93,7 +112,11 @@ final class JournalSyncer: @unchecked Sendable {
                 failed = Self.run(job) ?? failed
             }
             condition.lock()
-            if let failed { failure = failed }
+            if let failed {
+                failure = failed
+                var byte: UInt8 = 1
+                if failurePipe.write >= 0 { _ = write(failurePipe.write, &byte, 1) }
+            }
             busy = false
             condition.broadcast()
             condition.unlock()
