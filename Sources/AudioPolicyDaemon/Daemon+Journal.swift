@@ -9,7 +9,7 @@ extension Daemon {
     /// Reads what an earlier run left: those entries are undone once the server's streams are known.
     func openJournal() {
         guard let store = journal.store else { return }
-        if let signal = store.durableCopyFailureSignal {
+        if let signal = store.durableCopySignal {
             durableCopyWatch = MainLoop.IOWatch(loop: loop, fd: signal, events: .readable) { [unowned self] _ in
                 self.report(self.journal.durableCopyChecked())
             }

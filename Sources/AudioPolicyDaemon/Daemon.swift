@@ -55,7 +55,7 @@ public final class Daemon {
     var reconnectTimer: MainLoop.Timer?
     /// Armed once, right after a change that grew the journal's log too long (``compactJournalLater()``).
     var compactionTimer: MainLoop.Timer?
-    /// Wakes the loop when the journal's sync thread could not write the durable copy.
+    /// Wakes the loop when the journal's sync thread could not write the durable copy (or can again).
     var durableCopyWatch: MainLoop.IOWatch?
     var control: ControlServer?
     var signals: MainLoop.SignalHandler?

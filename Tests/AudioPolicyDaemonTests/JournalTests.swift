@@ -284,7 +284,7 @@ struct JournalTests {
         #expect(store.load() == .empty)
     }
 
-    @Test func aDurableCopyThatCannotBeWrittenIsToldOnce() throws {
+    @Test func aDurableCopyThatCannotBeWrittenIsSignalledAndSoIsItsRecovery() throws {
         let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         // Its folder would be inside a regular file: nothing can create it, not even root.
@@ -292,16 +292,24 @@ struct JournalTests {
         try Data().write(to: blocker)
         let store = JournalStore(path: folder.appendingPathComponent("journal.json").path,
                                  durableCopy: blocker.appendingPathComponent("journal.json").path)
+        #expect(store.load() == .empty, "a copy that cannot exist is no journal, not a corrupt one")
         try store.save([Self.music])
         // The failure wakes whoever watches the signal (the daemon's loop), without a further change.
-        let signal = try #require(store.durableCopyFailureSignal)
+        let signal = try #require(store.durableCopySignal)
         #expect(Self.becomesReadable(signal, withinMilliseconds: 5000))
-        let failure = try #require(store.takeDurableCopyFailure())
+        let failure = try #require(store.durableCopyFailure())
         #expect(failure.contains("not-a-folder/journal.json.tmp"), "\(failure)")
-        #expect(store.takeDurableCopyFailure() == nil)
-        #expect(!Self.becomesReadable(signal, withinMilliseconds: 0), "taking the failure quiets the signal")
+        #expect(!Self.becomesReadable(signal, withinMilliseconds: 0), "asking quiets the signal")
+        #expect(store.durableCopyFailure() == failure, "the state stays until a copy is written")
         // The log has the record all the same.
         #expect(store.load() == .entries([Self.music]))
+
+        // The way is clear again: the next copy is written, and that is signalled too.
+        try FileManager.default.removeItem(at: blocker)
+        try FileManager.default.createDirectory(at: blocker, withIntermediateDirectories: false)
+        try store.save([Self.music, Self.beep])
+        #expect(Self.becomesReadable(signal, withinMilliseconds: 5000))
+        #expect(store.durableCopyFailure() == nil)
     }
 
     private static func becomesReadable(_ fd: Int32, withinMilliseconds timeout: Int32) -> Bool {
@@ -309,8 +317,8 @@ struct JournalTests {
         return poll(&watch, 1, timeout) == 1 && watch.revents & Int16(POLLIN) != 0
     }
 
-    @Test func aJournalWithoutDurableCopyHasNoFailureSignal() {
-        #expect(JournalStore(path: "/nonexistent/journal.json").durableCopyFailureSignal == nil)
+    @Test func aJournalWithoutDurableCopyHasNoCopySignal() {
+        #expect(JournalStore(path: "/nonexistent/journal.json").durableCopySignal == nil)
     }
 
     @Test func defaultLogPathIsInTheRuntimeFolder() {

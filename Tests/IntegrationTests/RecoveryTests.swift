@@ -150,6 +150,29 @@ final class RecoveryTests {
         #expect(second.problems.isEmpty, "\(second.problems)")
     }
 
+    @Test("the durable copy cannot be written: told at once, while the duck is still on, and ducking and restoring go on")
+    func durableCopyCannotBeWritten() throws {
+        // The copy's folder would be inside a regular file: nothing can create it, not even root.
+        try Data().write(to: stateHome.appendingPathComponent("audio-policyd"))
+        let (music, own) = try session.startMusic()
+        let daemon = try startDaemon()
+        let prompt = try session.play(.long, role: "navigation", name: "navigation-app")
+        try session.awaitInterrupted(music, own: own, by: .duck)
+        // No further change to the journal comes while the prompt plays: only the sync thread's signal
+        // can bring the report now.
+        let report = try daemon.awaitLog("cannot write the journal's durable copy")
+        #expect(report.contains("a crash is still covered"), "\(report)")
+        let row = try #require(try daemon.stream(music.index))
+        #expect(row.state == .ducked)
+        #expect(try Self.entries(in: journal).contains { $0.sinkInput == music.index }, "the log has the duck all the same")
+        prompt.stop()
+        try session.awaitRestored(music, to: own)
+        try session.awaitJournalEmpty(journal)
+        #expect(daemon.isRunning)
+        // Told once, not at every change; nothing else went wrong.
+        #expect(daemon.problems.count == 1 && daemon.problems[0].contains("durable copy"), "\(daemon.problems)")
+    }
+
     @Test("a truncated journal is reported, set aside, and the daemon works", arguments: ["cut", "garbage"])
     func corruptJournal(_ kind: String) throws {
         let folder = runtime.appendingPathComponent("audio-policyd")

@@ -13,6 +13,8 @@ struct Journal {
     private(set) var recovering: [JournalEntry] = []
     /// The last error writing the file, so it is reported once, not on every change.
     private(set) var lastFailure: String?
+    /// The last error writing the durable copy (in the background), likewise.
+    private var lastCopyFailure: String?
     /// Inside ``beginBatch()``/``endBatch()``: changes are saved once, at the end.
     private var batching = false
     private var unsaved = false
@@ -93,10 +95,14 @@ struct Journal {
         return attempt { try $0.compactIfDue() }
     }
 
-    /// The sync thread signalled a durable copy it could not write: returns the message, once, as
-    /// ``record(_:)`` does.
+    /// The sync thread signalled that writing the durable copy failed, or works again: returns a
+    /// message the first time it fails (until a copy is written again).
     mutating func durableCopyChecked() -> String? {
-        attempt { _ in }
+        guard let store else { return nil }
+        let failure = store.durableCopyFailure()
+        defer { lastCopyFailure = failure }
+        guard let failure, lastCopyFailure == nil else { return nil }
+        return "cannot write the journal's durable copy: \(failure) (a crash is still covered, a power cut is not)"
     }
 
     private mutating func attempt(_ body: (JournalStore) throws -> Void) -> String? {
@@ -104,12 +110,8 @@ struct Journal {
         let message: String
         do {
             try body(store)
-            // A durable copy the sync thread could not write is told at the next change.
-            guard let failure = store.takeDurableCopyFailure() else {
-                lastFailure = nil
-                return nil
-            }
-            message = "cannot write the journal's durable copy: \(failure) (a crash is still covered, a power cut is not)"
+            lastFailure = nil
+            return nil
         } catch {
             message = "cannot write the journal \(store.path): \(error.localizedDescription)"
         }

@@ -113,7 +113,15 @@ public final class JournalStore {
         } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
             return .empty
         } catch {
-            return unusable("cannot read: \(error.localizedDescription)")
+            // Foundation's message says nothing ("error 256"): ask the system why.
+            let fd = open(file, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                // No file, or a folder on its way that is not one: no journal either way.
+                if errno == ENOENT || errno == ENOTDIR { return .empty }
+                return unusable("cannot read it: \(SystemCallError.current("open \(file)"))")
+            }
+            close(fd)
+            return unusable("cannot read it: \(error.localizedDescription)")
         }
         let newline = UInt8(ascii: "\n")
         var lines = data.split(separator: newline, omittingEmptySubsequences: true)
@@ -212,16 +220,17 @@ public final class JournalStore {
         return JournalFile.encoded(entry)
     }
 
-    /// Why writing the durable copy failed in the background since the last call, once; nil if it
-    /// did not. (The log still holds the record: a crash is covered, a power cut is not.)
-    public func takeDurableCopyFailure() -> String? {
-        disk.takeFailure()
+    /// Why the last durable copy written in the background could not be; nil when it was, or none
+    /// was tried yet. (The log still holds the record: a crash is covered, a power cut is not.)
+    public func durableCopyFailure() -> String? {
+        disk.copyState()
     }
 
-    /// A descriptor that becomes readable when writing the durable copy fails, until
-    /// ``takeDurableCopyFailure()``; nil without a durable copy. Watch it, do not close it.
-    public var durableCopyFailureSignal: Int32? {
-        durableCopy != nil && disk.failureSignal >= 0 ? disk.failureSignal : nil
+    /// A descriptor that becomes readable when ``durableCopyFailure()`` changes (a copy failed, or
+    /// one was written again), until that is called; nil without a durable copy. Watch it, do not
+    /// close it.
+    public var durableCopySignal: Int32? {
+        durableCopy != nil && disk.copyStateSignal >= 0 ? disk.copyStateSignal : nil
     }
 
     /// Waits until everything saved so far is on disk.

@@ -34,12 +34,12 @@ final class JournalSyncer: @unchecked Sendable {
     private var jobs: [Job] = []
     private var busy = false
     private var stopping = false
-    /// The last durable copy that could not be written, until ``takeFailure()``.
-    private var failure: String?
-    /// A pipe whose read end becomes readable when a durable copy fails, until ``takeFailure()``:
+    /// Why the last durable copy written could not be (nil: it was written, or none was tried).
+    private var copyFailure: String?
+    /// A pipe whose read end becomes readable when ``copyFailure`` changes, until ``copyState()``:
     /// the daemon's loop watches it and tells at once, not at the next change. -1s if none could be made.
-    private let failurePipe: (read: Int32, write: Int32)
-    var failureSignal: Int32 { failurePipe.read }
+    private let changePipe: (read: Int32, write: Int32)
+    var copyStateSignal: Int32 { changePipe.read }
 
     init() {
         var ends: [Int32] = [-1, -1]
@@ -49,7 +49,7 @@ final class JournalSyncer: @unchecked Sendable {
                 _ = fcntl(end, F_SETFD, FD_CLOEXEC)
             }
         }
-        failurePipe = (ends[0], ends[1])
+        changePipe = (ends[0], ends[1])
         let thread = Thread { [self] in self.work() }
         thread.name = "audio-policyd journal"
         thread.start()
@@ -64,19 +64,18 @@ final class JournalSyncer: @unchecked Sendable {
     }
 
     deinit {
-        if failurePipe.read >= 0 { close(failurePipe.read) }
-        if failurePipe.write >= 0 { close(failurePipe.write) }
+        if changePipe.read >= 0 { close(changePipe.read) }
+        if changePipe.write >= 0 { close(changePipe.write) }
     }
 
-    /// Why the last durable copy failed, once (nil: none failed since the last call).
-    func takeFailure() -> String? {
+    /// Why the last durable copy written could not be; nil when it was (or none was tried). Quiets
+    /// ``copyStateSignal`` until the state changes again.
+    func copyState() -> String? {
         condition.lock()
         defer { condition.unlock() }
         var drained = [UInt8](repeating: 0, count: 16)
-        while failurePipe.read >= 0, read(failurePipe.read, &drained, drained.count) > 0 {}
-        let taken = failure
-        failure = nil
-        return taken
+        while changePipe.read >= 0, read(changePipe.read, &drained, drained.count) > 0 {}
+        return copyFailure
     }
 
     /// Waits until every job submitted so far is done.
@@ -107,15 +106,16 @@ final class JournalSyncer: @unchecked Sendable {
             jobs = []
             busy = true
             condition.unlock()
-            var failed: String?
+            var lastCopy: String??
             for (position, job) in batch.enumerated() where !Self.superseded(job, by: batch[(position + 1)...]) {
-                failed = Self.run(job) ?? failed
+                let failed = Self.run(job)
+                if case .copy = job { lastCopy = .some(failed) }
             }
             condition.lock()
-            if let failed {
-                failure = failed
+            if let lastCopy, lastCopy != copyFailure {
+                copyFailure = lastCopy
                 var byte: UInt8 = 1
-                if failurePipe.write >= 0 { _ = write(failurePipe.write, &byte, 1) }
+                if changePipe.write >= 0 { _ = write(changePipe.write, &byte, 1) }
             }
             busy = false
             condition.broadcast()
