@@ -11,7 +11,11 @@ extension Daemon {
         guard let store = journal.store else { return }
         if let signal = store.durableCopySignal {
             durableCopyWatch = MainLoop.IOWatch(loop: loop, fd: signal, events: .readable) { [unowned self] _ in
-                self.report(self.journal.durableCopyChecked())
+                switch self.journal.durableCopyChecked() {
+                case let .failed(message): self.report(message)
+                case .writtenAgain: self.log.notice("journal: the durable copy is written again (\(store.durableCopy ?? ""))")
+                case nil: break
+                }
             }
         }
         let file = store.readPath

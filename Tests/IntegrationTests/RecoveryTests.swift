@@ -150,7 +150,7 @@ final class RecoveryTests {
         #expect(second.problems.isEmpty, "\(second.problems)")
     }
 
-    @Test("the durable copy cannot be written: told at once, while the duck is still on, and ducking and restoring go on")
+    @Test("the durable copy cannot be written: told at once, while the duck is still on; ducking and restoring go on; told again when it is written again")
     func durableCopyCannotBeWritten() throws {
         // The copy's folder would be inside a regular file: nothing can create it, not even root.
         try Data().write(to: stateHome.appendingPathComponent("audio-policyd"))
@@ -165,9 +165,14 @@ final class RecoveryTests {
         let row = try #require(try daemon.stream(music.index))
         #expect(row.state == .ducked)
         #expect(try Self.entries(in: journal).contains { $0.sinkInput == music.index }, "the log has the duck all the same")
+        // The way is cleared: the restore's record reaches the durable copy, and that is told too.
+        try FileManager.default.removeItem(at: stateHome.appendingPathComponent("audio-policyd"))
+        try FileManager.default.createDirectory(at: stateHome.appendingPathComponent("audio-policyd"),
+                                                withIntermediateDirectories: false)
         prompt.stop()
         try session.awaitRestored(music, to: own)
-        try session.awaitJournalEmpty(journal)
+        try daemon.awaitLog("the durable copy is written again")
+        try awaitJournalEmpty()
         #expect(daemon.isRunning)
         // Told once, not at every change; nothing else went wrong.
         #expect(daemon.problems.count == 1 && daemon.problems[0].contains("durable copy"), "\(daemon.problems)")

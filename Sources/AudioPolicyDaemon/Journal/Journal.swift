@@ -95,14 +95,28 @@ struct Journal {
         return attempt { try $0.compactIfDue() }
     }
 
-    /// The sync thread signalled that writing the durable copy failed, or works again: returns a
-    /// message the first time it fails (until a copy is written again).
-    mutating func durableCopyChecked() -> String? {
+    /// What became of the durable copy, when it changed.
+    enum DurableCopyChange: Equatable {
+        /// It could not be written: the message to log.
+        case failed(String)
+        /// It was written again after failing.
+        case writtenAgain
+    }
+
+    /// The sync thread signalled that writing the durable copy failed, or works again: tells the
+    /// first failure (not each one after it) and the first copy written after one.
+    mutating func durableCopyChecked() -> DurableCopyChange? {
         guard let store else { return nil }
         let failure = store.durableCopyFailure()
         defer { lastCopyFailure = failure }
-        guard let failure, lastCopyFailure == nil else { return nil }
-        return "cannot write the journal's durable copy: \(failure) (a crash is still covered, a power cut is not)"
+        switch (lastCopyFailure, failure) {
+        case (nil, let failure?):
+            return .failed("cannot write the journal's durable copy: \(failure) (a crash is still covered, a power cut is not)")
+        case (_?, nil):
+            return .writtenAgain
+        default:
+            return nil
+        }
     }
 
     private mutating func attempt(_ body: (JournalStore) throws -> Void) -> String? {
