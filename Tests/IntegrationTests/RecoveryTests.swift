@@ -30,6 +30,7 @@ final class RecoveryTests {
     }
 
     deinit {
+        session.stopAll()
         try? FileManager.default.removeItem(at: stateHome)
         try? FileManager.default.removeItem(at: runtime)
     }

@@ -21,6 +21,12 @@ final class LiveSession {
     }
 
     deinit {
+        stopAll()
+    }
+
+    /// Stops the daemons (each restoring what it changed, so writing its journal), then the players.
+    /// Call it before removing folders the daemons write to, or a daemon's last write recreates them.
+    func stopAll() {
         for daemon in daemons where daemon.isRunning { _ = daemon.terminate(timeout: 2) }
         daemons.removeAll()
         players.removeAll()
