@@ -63,7 +63,8 @@ public final class StreamGenerator {
         let interval = UInt64(Self.refillSeconds * 1_000_000) / UInt64(count)
         starter = MainLoop.Timer(loop: loop) { [unowned self] in
             guard startStream(number: streams.count, on: context) else { return loop.quit(1) }
-            if streams.count < count { starter?.schedule(after: interval) } else { starter = nil }
+            // A one-shot timer: not scheduled again, it stays quiet (not freed here, inside its own call).
+            if streams.count < count { starter?.schedule(after: interval) }
         }
         starter?.schedule(after: 0)
     }

@@ -107,20 +107,17 @@ public final class JournalStore {
         func unusable(_ reason: String) -> Loaded {
             setAside ? self.setAside(file, reason: reason, now: now) : .corrupt(reason: reason, setAside: nil)
         }
+        // Opened by hand: Foundation's reading would give "error 256" for every reason alike.
+        let fd = open(file, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            // No file, or a folder on its way that is not one: no journal either way.
+            if errno == ENOENT || errno == ENOTDIR { return .empty }
+            return unusable("cannot read it: \(SystemCallError.current("open \(file)"))")
+        }
         let data: Data
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: file))
-        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
-            return .empty
+            data = try FileHandle(fileDescriptor: fd, closeOnDealloc: true).readToEnd() ?? Data()
         } catch {
-            // Foundation's message says nothing ("error 256"): ask the system why.
-            let fd = open(file, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else {
-                // No file, or a folder on its way that is not one: no journal either way.
-                if errno == ENOENT || errno == ENOTDIR { return .empty }
-                return unusable("cannot read it: \(SystemCallError.current("open \(file)"))")
-            }
-            close(fd)
             return unusable("cannot read it: \(error.localizedDescription)")
         }
         let newline = UInt8(ascii: "\n")
