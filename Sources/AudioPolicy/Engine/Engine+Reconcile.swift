@@ -209,13 +209,17 @@ extension Engine {
                     if stream.interruptionClass.kind == .primary, !stream.escalated { stream.startedAt = now }
                     out.append(.decision(decision(stream, reason: reason, action: "resumed")))
                 }
-                if target != current {
-                    let duration = target < current ? (duckClass?.duckRamp ?? 500) : (duckClass?.restoreRamp ?? 1000)
+                if target != current || stream.ramp.to != target {
+                    // A ramp still heading elsewhere is replaced even when it has not moved yet (a
+                    // stream created corked ducks the others for one instant): left in place, it
+                    // would carry on to the duck level after the interruption is over.
+                    let duration = target == current ? 0
+                        : target < current ? (duckClass?.duckRamp ?? 500) : (duckClass?.restoreRamp ?? 1000)
                     stream.ramp = Ramp(from: current, to: target, start: now, duration: duration)
                     out.append(.ramp(id, from: current, to: target, duration: duration))
                     let action = target < 1
                         ? "ducked to \(Level(linear: target)) over \(duration) ms"
-                        : "restored over \(duration) ms"
+                        : duration == 0 ? "restored (its duck had not begun)" : "restored over \(duration) ms"
                     out.append(.decision(decision(stream, reason: reason, action: action)))
                 }
             }
