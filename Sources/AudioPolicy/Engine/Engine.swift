@@ -229,6 +229,12 @@ public struct Engine: Sendable {
         guard var stream = streams[id], stream.isLive, !stream.isHook else { return }
         let wasPlaying = stream.playing
         stream.playing = playing
+        // A player saying Playing is primary audio the user chose: it owns Now Playing at once, so media
+        // keys pressed in a song's first seconds reach it. (The grace guards the owner against streams
+        // that say nothing of themselves: no player, no role.)
+        if playing, stream.player != nil, stream.interruptionClass.kind == .primary {
+            nowPlaying.take(app: stream.app, stream: id, player: stream.player)
+        }
         // The user pressing play wins over the interruptions in force, whoever paused the player.
         if playing, !wasPlaying { stream.userOwnsPlayback = true }
         if playing, stream.pausedBy == .player {
