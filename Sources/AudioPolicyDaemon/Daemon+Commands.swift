@@ -52,10 +52,13 @@ extension Daemon {
             askPlayer(command)
         case let .nowPlaying(id):
             nowPlayingChanged(id)
+        case let .measure(id, on):
+            guard let index = index(of: id) else { return }
+            measure(index, on)
         case let .decision(decision):
             recordDecision(decision)
             publish(decision)
-            if decision.action == "started" || decision.action == "interruption began" {
+            if ["started", "interruption began", "audible", "silent"].contains(decision.action) {
                 log.debug("\(decision)")
             } else {
                 log.info("\(decision)")

@@ -68,9 +68,17 @@ struct EngineHarness {
         return engine.factor(of: id, at: time)
     }
 
-    /// Commands emitted about one stream.
+    /// Commands emitted about one stream (measurements aside: they change nothing a user hears).
     func commands(for id: StreamID) -> [Command] {
-        commands.map(\.command).filter { $0.stream == id }
+        commands.map(\.command).filter {
+            if case .measure = $0 { return false }
+            return $0.stream == id
+        }
+    }
+
+    /// The measurements asked for, in order.
+    var measurements: [Command] {
+        commands.map(\.command).filter { if case .measure = $0 { true } else { false } }
     }
 }
 
@@ -78,7 +86,7 @@ extension Command {
     var stream: StreamID? {
         switch self {
         case let .ramp(id, _, _, _), let .mute(id, _), let .unmute(id, _, _), let .pause(id, _),
-             let .resume(id, _), let .yieldVolume(id), let .repairSaved(id):
+             let .resume(id, _), let .yieldVolume(id), let .repairSaved(id), let .measure(id, _):
             return id
         case .nowPlaying: return nil
         case let .decision(decision): return decision.stream

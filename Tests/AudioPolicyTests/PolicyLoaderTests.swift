@@ -29,8 +29,8 @@ struct PolicyLoaderTests {
         #expect(policy.source == "<embedded default>")
         #expect(policy.defaultClass == "primary")
         #expect(policy.muteFade == 500)
-        #expect(Set(policy.classes.keys) == ["primary", "call", "navigation", "short", "notification", "mix"])
-        #expect(policy.rules.count == 9)
+        #expect(Set(policy.classes.keys) == ["primary", "call", "navigation", "short", "speech", "notification", "mix"])
+        #expect(policy.rules.count == 16)
     }
 
     @Test func embeddedTextIsPoliciesDefaultToml() throws {
@@ -87,16 +87,39 @@ struct PolicyLoaderTests {
         .init(properties: ["media.role": "Communication"], className: "call", rule: "calls"),
         .init(properties: ["media.role": "PHONE"], className: "call", rule: "calls"),
         .init(properties: ["media.role": "Navigation"], className: "navigation", rule: "navigation"),
-        .init(properties: ["media.role": "Alert"], className: "navigation", rule: "alerts"),
-        .init(properties: ["media.role": "Emergency"], className: "navigation", rule: "alerts"),
-        .init(properties: ["media.role": "Assistant"], className: "short", rule: "assistants and screen readers"),
-        .init(properties: ["media.role": "a11y"], className: "short", rule: "assistants and screen readers"),
-        .init(properties: ["media.role": "Accessibility"], className: "short", rule: "assistants and screen readers"),
+        .init(properties: ["media.role": "Alert"], className: "notification", rule: "notifications"),
+        .init(properties: ["media.role": "Emergency"], className: "navigation", rule: "emergency alerts"),
+        .init(properties: ["media.role": "Assistant"], className: "short", rule: "assistants"),
+        .init(properties: ["media.role": "a11y"], className: "speech", rule: "accessibility"),
+        .init(properties: ["media.role": "Accessibility"], className: "speech", rule: "accessibility"),
         .init(properties: ["media.role": "event"], className: "notification", rule: "notifications"),
         .init(properties: ["media.role": "Notification"], className: "notification", rule: "notifications"),
         .init(properties: ["media.role": "animation"], className: "notification", rule: "notifications"),
-        .init(properties: ["media.role": "production"], className: "mix", rule: "production"),
-        .init(properties: ["media.role": "test"], className: "mix", rule: "production"),
+        .init(properties: ["media.role": "production"], className: "mix", rule: "infrastructure"),
+        .init(properties: ["media.role": "test"], className: "mix", rule: "infrastructure"),
+        // What real apps send (../shared/REAL-APPS.md).
+        .init(properties: ["media.role": "filter"], className: "mix", rule: "infrastructure"),
+        .init(properties: ["media.role": "Loopback"], className: "mix", rule: "infrastructure"),
+        .init(properties: ["media.role": "DSP"], className: "mix", rule: "infrastructure"),
+        .init(properties: ["application.name": "WEBRTC VoiceEngine", "application.process.binary": "Discord",
+                           "media.name": "playStream"], className: "call", rule: "call engines"),
+        .init(properties: ["application.name": "ZOOM VoiceEngine", "application.process.binary": "zoom",
+                           "media.name": "playStream"], className: "call", rule: "call engines"),
+        .init(properties: ["application.name": "Chromium", "media.name": "Playback", "recording": "yes"],
+              className: "call", rule: "apps recording from a microphone"),
+        .init(properties: ["application.name": "Chromium", "media.name": "Playback", "recording": "no"],
+              className: "primary", rule: nil),
+        .init(properties: ["application.name": "speech-dispatcher-espeak-ng", "application.process.binary": "sd_espeak-ng",
+                           "media.name": "playback"], className: "speech", rule: "screen readers"),
+        .init(properties: ["application.name": "speech-dispatcher-dummy"], className: "speech", rule: "screen readers"),
+        .init(properties: ["application.name": "eSpeak", "media.name": "Text-to-Speech"], className: "speech",
+              rule: "screen readers"),
+        .init(properties: ["application.name": "Mutter", "media.role": "event", "event.id": "message-new-instant"],
+              className: "notification", rule: "event sounds"),
+        .init(properties: ["application.name": "ALSA plug-in [canberra-gtk-play]", "event.id": "bell-window-system"],
+              className: "notification", rule: "event sounds"),
+        .init(properties: ["application.name": "Firefox", "application.process.binary": "firefox-esr",
+                           "media.name": "AudioStream"], className: "primary", rule: nil),
         .init(properties: ["media.role": "podcast"], className: "primary", spoken: true, rule: "spoken roles"),
         .init(properties: ["media.role": "music"], className: "primary", rule: "music, video and games"),
         .init(properties: ["media.role": "Music"], className: "primary", rule: "music, video and games"),
@@ -232,7 +255,7 @@ struct PolicyLoaderTests {
             [class.primary]
             gracee = 100
             """, errors: [
-                "2:1: unknown key `gracee` in [class.primary] (did you mean `grace`?); allowed keys: kind, above, grace, duck, duck-ramp, restore-ramp, hold",
+                "2:1: unknown key `gracee` in [class.primary] (did you mean `grace`?); allowed keys: kind, above, grace, duck, duck-ramp, restore-ramp, hold, release-after",
             ]),
         Bad(name: "unknown top-level table", text: """
             [classes.primary]

@@ -18,6 +18,10 @@ public enum Command: Hashable, Sendable {
     /// A stream the policy had changed went away: write its saved (stream-restore) volume and mute back
     /// to the user's own, so the app's next stream does not start ducked or muted.
     case repairSaved(StreamID)
+    /// Start (`true`) or stop measuring whether the stream makes sound, reported back as
+    /// ``Event/audibility(_:audible:)``. Asked only while its sound can change a decision, so that music
+    /// playing alone costs no wake-ups.
+    case measure(StreamID, Bool)
     /// The Now Playing owner changed (the stream that represents it, or nil for none).
     case nowPlaying(StreamID?)
     /// A decision worth a log line: why a stream was ducked, paused, restored.

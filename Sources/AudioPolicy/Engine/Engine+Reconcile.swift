@@ -12,7 +12,7 @@ extension Engine {
         var apps: [String] = []
         for position in streams.indices where streams.glance(at: position).kind != .mix {
             let stream = streams[position: position]
-            guard isInterrupting(stream) else { continue }
+            guard isInterrupting(stream, now: now) else { continue }
             if interruptersByApp[stream.app] == nil { apps.append(stream.app) }
             interruptersByApp[stream.app, default: []].append(stream)
         }
@@ -49,6 +49,7 @@ extension Engine {
             lastOwner = nowPlaying.owner
             out.append(.nowPlaying(lastOwner))
         }
+        updateMeasurements(now: now, into: &out)
     }
 
     // MARK: - Time
@@ -66,7 +67,7 @@ extension Engine {
             let id = stream.id
             guard stream.isLive, !stream.escalated,
                   stream.interruptionClass.kind == .primary, stream.playing, stream.pausedBy == nil,
-                  now >= stream.startedAt + stream.interruptionClass.grace else { continue }
+                  let due = stream.graceEnds, now >= due else { continue }
             escalate(id, now: now, into: &out)
         }
     }
@@ -96,7 +97,7 @@ extension Engine {
                                               action: "paused indefinitely")))
             }
         }
-        if !primary.isHook || primary.player != nil || !primary.properties.isEmpty {
+        if primary.audibility.heard, !primary.isHook || primary.player != nil || !primary.properties.isEmpty {
             nowPlaying.take(app: primary.app, stream: id, player: primary.player)
         }
     }
@@ -104,10 +105,15 @@ extension Engine {
     // MARK: - Demands
 
     /// Whether a stream (live or lingering in its hold) currently acts on others.
-    private func isInterrupting(_ stream: TrackedStream) -> Bool {
+    private func isInterrupting(_ stream: TrackedStream, now: Milliseconds) -> Bool {
+        // Silent for its class's release-after (and hold): it is over until it sounds again.
+        if let released = stream.silenceEndsInterruption, now >= released { return false }
         switch stream.interruptionClass.kind {
         case .mix: return false
-        case .short, .call: return true
+        case .call: return true
+        case .short:
+            // A corked prompt makes no sound (pipewire-pulse corks speech-dispatcher's idle stream).
+            return stream.playing || stream.endedAt != nil || stream.isHook
         case .primary:
             // Before its grace ends it ducks; after, it mutes the player-less streams it outranks.
             return stream.playing || stream.endedAt != nil || stream.isHook
@@ -180,6 +186,12 @@ extension Engine {
         }
         let current = stream.ramp.value(at: now)
         let reason = source.map { "interrupted by class \($0.name)" } ?? "interruption over"
+        // A stream that starts sounding under an interruption (a new stream of a ducked app, a prompt's
+        // victim that was just created or uncorked) gets its effect at once: ramping down from full
+        // volume would be a blip of exactly what the policy means to hold down.
+        let instant = stream.audibility.soundStartedAt == now && stream.effect == .none
+            && stream.pausedBy == nil && current == 1
+        let muteFade = instant ? 0 : policy.muteFade
         switch wanted {
         case .pause:
             if let player = stream.player {
@@ -188,8 +200,8 @@ extension Engine {
                 out.append(.decision(decision(stream, reason: reason, action: "paused (to be resumed)")))
             } else {
                 stream.pausedBy = .mute
-                stream.ramp = Ramp(from: current, to: 0, start: now, duration: policy.muteFade)
-                out.append(.mute(id, fade: policy.muteFade))
+                stream.ramp = Ramp(from: current, to: 0, start: now, duration: muteFade)
+                out.append(.mute(id, fade: muteFade))
                 out.append(.decision(decision(stream, reason: reason + "; no player",
                                               action: "faded out and muted (to be unmuted)")))
             }
@@ -198,7 +210,7 @@ extension Engine {
             if case .duck = wanted, let source { stream.duckClass = source }
             let duckClass = stream.duckClass ?? source
             if stream.pausedBy == .mute {
-                if stream.interruptionClass.kind == .primary, !stream.escalated { stream.startedAt = now }
+                stream.restart(at: now)
                 stream.ramp = Ramp(from: 0, to: target, start: now, duration: policy.muteFade)
                 out.append(.unmute(id, to: target, fade: policy.muteFade))
                 out.append(.decision(decision(stream, reason: reason, action: "unmuted, fading in")))
@@ -206,19 +218,19 @@ extension Engine {
                 if stream.pausedBy == .player, let player = stream.player {
                     out.append(.resume(id, player))
                     stream.playing = true
-                    if stream.interruptionClass.kind == .primary, !stream.escalated { stream.startedAt = now }
+                    stream.restart(at: now)
                     out.append(.decision(decision(stream, reason: reason, action: "resumed")))
                 }
                 if target != current || stream.ramp.to != target {
                     // A ramp still heading elsewhere is replaced even when it has not moved yet (a
                     // stream created corked ducks the others for one instant): left in place, it
                     // would carry on to the duck level after the interruption is over.
-                    let duration = target == current ? 0
+                    let duration = target == current || instant ? 0
                         : target < current ? (duckClass?.duckRamp ?? 500) : (duckClass?.restoreRamp ?? 1000)
                     stream.ramp = Ramp(from: current, to: target, start: now, duration: duration)
                     out.append(.ramp(id, from: current, to: target, duration: duration))
                     let action = target < 1
-                        ? "ducked to \(Level(linear: target)) over \(duration) ms"
+                        ? "ducked to \(Level(linear: target)) " + (instant ? "as it started" : "over \(duration) ms")
                         : duration == 0 ? "restored (its duck had not begun)" : "restored over \(duration) ms"
                     out.append(.decision(decision(stream, reason: reason, action: action)))
                 }

@@ -12,6 +12,12 @@ public struct Engine: Sendable {
     var nowPlaying = NowPlaying()
     var lastOwner: StreamID?
     var activations = 0
+    /// The latest `now` handled: deadlines already reached are not reported again.
+    var lastReconcile: Milliseconds = .min
+    /// Streams the shell measures (``Command/measure(_:_:)``), so only changes are asked for.
+    var measured: Set<StreamID> = []
+    /// Live capture streams (microphones), by the app they belong to.
+    var captures: [StreamID: String] = [:]
 
     static let endedMemory = 256
 
@@ -23,6 +29,7 @@ public struct Engine: Sendable {
 
     /// Applies one event at time `now` and returns what to do, in order.
     public mutating func handle(_ event: Event, at now: Milliseconds) -> [Command] {
+        lastReconcile = max(lastReconcile, now)
         var out: [Command] = []
         switch event {
         case let .streamStarted(id, properties, player):
@@ -32,8 +39,22 @@ public struct Engine: Sendable {
         case let .streamChanged(id, properties):
             guard var stream = streams[id], stream.isLive else { break }
             stream.properties = properties
-            if !stream.isHook { reclassify(&stream, as: policy.classify(properties), now: now) }
+            if !stream.isHook { reclassify(&stream, as: classify(properties, app: stream.app), now: now) }
             streams[id] = stream
+        case let .audibility(id, audible):
+            guard var stream = streams[id], stream.isLive, !stream.isHook else { break }
+            let was = stream.audibility.audible
+            guard stream.audibility.measured(audible: audible, at: now) else { break }
+            streams[id] = stream
+            if was != audible {
+                out.append(.decision(decision(stream, reason: "its monitor", action: audible ? "audible" : "silent")))
+            }
+        case let .captureStarted(id, properties):
+            let app = TrackedStream.app(of: id, properties, nil)
+            captures[id] = app
+            reclassifyApp(app, now: now)
+        case let .captureEnded(id):
+            if let app = captures.removeValue(forKey: id) { reclassifyApp(app, now: now) }
         case let .playerGone(player):
             playerGone(player)
         case let .playerChanged(id, player):
@@ -73,7 +94,7 @@ public struct Engine: Sendable {
                     stream.classification.interruptionClass = cls
                 }
             } else {
-                reclassify(&stream, as: policy.classify(stream.properties), now: now)
+                reclassify(&stream, as: classify(stream.properties, app: stream.app), now: now)
             }
             streams[id] = stream
         }
@@ -114,9 +135,14 @@ public struct Engine: Sendable {
                 due = endedAt + stream.interruptionClass.hold
             } else if stream.interruptionClass.kind == .primary, !stream.escalated, stream.playing,
                       stream.pausedBy == nil {
-                due = stream.startedAt + stream.interruptionClass.grace
+                due = stream.graceEnds
             }
             if let due, next.map({ due < $0 }) ?? true { next = due }
+            // A silent stream stops interrupting; past that moment nothing more is due for it.
+            if stream.isLive, stream.playing, let released = stream.silenceEndsInterruption,
+               released > lastReconcile, next.map({ released < $0 }) ?? true {
+                next = released
+            }
         }
         return next
     }
@@ -158,7 +184,7 @@ public struct Engine: Sendable {
                 ?? InterruptionClass(name: className, kind: .short)
             classification = Classification(interruptionClass: cls, spoken: false, rule: nil)
         } else {
-            classification = policy.classify(properties)
+            classification = classify(properties, app: TrackedStream.app(of: id, properties, player))
         }
         activations += 1
         var stream = TrackedStream(id: id, properties: properties, player: player, classification: classification,
@@ -232,7 +258,7 @@ public struct Engine: Sendable {
         // A player saying Playing is primary audio the user chose: it owns Now Playing at once, so media
         // keys pressed in a song's first seconds reach it. (The grace guards the owner against streams
         // that say nothing of themselves: no player, no role.)
-        if playing, stream.player != nil, stream.interruptionClass.kind == .primary {
+        if playing, stream.player != nil, stream.interruptionClass.kind == .primary, stream.audibility.heard {
             nowPlaying.take(app: stream.app, stream: id, player: stream.player)
         }
         // The user pressing play wins over the interruptions in force, whoever paused the player.
@@ -248,13 +274,17 @@ public struct Engine: Sendable {
             return
         }
         streams[id] = stream
-        if playing, !wasPlaying, stream.interruptionClass.kind == .primary {
-            // Playing again counts as starting again: after the grace time it takes Now Playing and
-            // pauses the others (apps that uncork for every chat beep must not pause your music).
-            activations += 1
-            stream.activation = activations
-            stream.escalated = false
-            stream.startedAt = now
+        if playing, !wasPlaying {
+            // Playing again is a new sound: audible until measured otherwise, and what the policy does
+            // to its app applies at once.
+            stream.restart(at: now)
+            if stream.interruptionClass.kind == .primary {
+                // Playing again counts as starting again: after the grace time it takes Now Playing and
+                // pauses the others (apps that uncork for every chat beep must not pause your music).
+                activations += 1
+                stream.activation = activations
+                stream.escalated = false
+            }
             streams[id] = stream
         }
     }
@@ -267,7 +297,27 @@ public struct Engine: Sendable {
             activations += 1
             stream.activation = activations
             stream.startedAt = now
+            stream.audibility.restartGrace(at: now)
             stream.escalated = false
+        }
+    }
+
+    /// The class of a stream with these properties, with the pseudo-property `recording` saying whether
+    /// its app is recording from a microphone now.
+    func classify(_ properties: Properties, app: String) -> Classification {
+        var properties = properties
+        properties["recording"] = captures.values.contains(app) ? "yes" : "no"
+        return policy.classify(properties)
+    }
+
+    /// An app started or stopped recording: its live streams are classified anew.
+    private mutating func reclassifyApp(_ app: String, now: Milliseconds) {
+        for id in streams.ids {
+            guard var stream = streams[id], stream.isLive, !stream.isHook, stream.app == app else { continue }
+            let classification = classify(stream.properties, app: app)
+            guard classification != stream.classification else { continue }
+            reclassify(&stream, as: classification, now: now)
+            streams[id] = stream
         }
     }
 

@@ -30,6 +30,16 @@ public enum Event: Hashable, Sendable {
     /// Nothing is paused or ducked. The claim lasts until another app takes Now Playing, or until
     /// ``playerGone(_:)`` for `player` (the hook went away).
     case nowPlayingClaimed(StreamID, Properties, player: PlayerID?)
+    /// The stream's monitor carries sound (`true`) or has been silent for a while (`false`). Streams count
+    /// as audible when they start, until measured otherwise; the engine asks for measurements with
+    /// ``Command/measure(_:_:)``.
+    case audibility(StreamID, audible: Bool)
+    /// An app records from a microphone (a live capture stream that is not a monitor): its playback is
+    /// classified with the pseudo-property `recording = "yes"` while it lasts (browser and Electron calls
+    /// look like any other playback otherwise). `properties` name the app as a stream's would.
+    case captureStarted(StreamID, Properties)
+    /// The capture stream ended (or was corked).
+    case captureEnded(StreamID)
     /// Time passed: a deadline from ``Engine/nextDeadline`` was reached.
     case tick
 }

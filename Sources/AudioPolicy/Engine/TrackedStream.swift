@@ -47,8 +47,10 @@ struct TrackedStream: Sendable {
         set { identity = identity.with(classification: newValue) }
     }
 
-    /// When it started, or last started playing again: its grace time runs from here.
+    /// When it started, or last started playing again.
     var startedAt: Milliseconds
+    /// Whether it is making sound, and how much of its grace it has used.
+    var audibility: Audibility
     /// Increases each time the stream starts or the user resumes it: among streams of one class, the
     /// more recently activated one wins.
     var activation: Int
@@ -79,10 +81,25 @@ struct TrackedStream: Sendable {
         self.identity = Identity(id: id, properties: properties, player: player, classification: classification,
                                  isHook: isHook)
         self.startedAt = startedAt
+        self.audibility = Audibility(at: startedAt)
         self.activation = activation
     }
 
     var interruptionClass: InterruptionClass { classification.interruptionClass }
+
+    /// When a primary stream's grace runs out (counting audible time only), nil while silent.
+    var graceEnds: Milliseconds? { audibility.graceEnds(after: interruptionClass.grace) }
+
+    /// When a silent stream stops interrupting: its class's `release-after`, then its hold.
+    var silenceEndsInterruption: Milliseconds? {
+        audibility.releasedAt(after: interruptionClass.releaseAfter).map { $0 + interruptionClass.hold }
+    }
+
+    /// Starts over as a new sound: grace, audibility (a stream resumed or uncorked).
+    mutating func restart(at now: Milliseconds) {
+        startedAt = now
+        audibility.restart(at: now)
+    }
     var isLive: Bool { endedAt == nil }
 
     static func app(of id: StreamID, _ properties: Properties, _ player: PlayerID?) -> String {
@@ -93,15 +110,15 @@ struct TrackedStream: Sendable {
             if let value = properties[key], !value.isEmpty { return "\(key)=\(value)" }
         }
         if let player { return "player:\(player.rawValue)" }
-        for key in ["application.name", "application.process.binary"] {
-            if let value = properties[key], !value.isEmpty { return "\(key)=\(value)" }
-        }
+        if let name = AppName.meaningful(in: properties) { return "app=\(name)" }
         return "stream:\(id.rawValue)"
     }
 
-    /// A name for people: the application's name, else its binary, else the stream id.
+    /// A name for people: the application's name (or binary, where the name is a generic one), else the
+    /// stream id.
     var applicationName: String {
-        properties["application.name"] ?? properties["application.process.binary"] ?? id.rawValue
+        AppName.meaningful(in: properties) ?? properties["application.name"]
+            ?? properties["application.process.binary"] ?? id.rawValue
     }
 
     /// True while the policy's changes to this stream are still in force (so its saved volume is wrong).

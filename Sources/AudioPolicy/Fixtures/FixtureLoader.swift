@@ -23,7 +23,9 @@ import TOMLKit
 /// An `[[event]]` has `at` and exactly one of: `start = ID` (+ `properties`, `player`), `end = ID`,
 /// `volume = ID` + `level` (linear 0…1.5), `mute = ID` + `muted`, `playing = ID`, `paused = ID`,
 /// `interrupt = TOKEN` + `class` (+ `properties`), `release = TOKEN`, `change = ID` + `properties`,
-/// `player-gone = "org.mpris.MediaPlayer2.NAME"` (the player's app quit).
+/// `player-gone = "org.mpris.MediaPlayer2.NAME"` (the player's app quit), `audible = ID` / `silent = ID`
+/// (what the stream's monitor says), `capture = ID` (+ `properties`: an app records from a microphone)
+/// and `capture-end = ID`.
 /// An `[[expect]]` has `at` and either `stream = ID` as above or `now-playing = ID` (`""` for none).
 /// Steps run by `at`; steps at the same time run in file order. Class names are checked by the runner,
 /// against the policy.
@@ -64,7 +66,7 @@ public enum FixtureLoader {
     private typealias StepReader = (TOMLTable, TOMLKeyPath, SourceLocation, TOMLReader) -> FixtureStep.Action?
 
     static let eventVerbs = ["start", "end", "volume", "mute", "playing", "paused", "interrupt", "release", "change",
-                            "player-gone"]
+                            "player-gone", "audible", "silent", "capture", "capture-end"]
     /// The keys each verb takes besides `at`; the first list is required.
     static let eventOptions: [String: (required: [String], optional: [String])] = [
         "start": ([], ["properties", "player"]),
@@ -72,6 +74,7 @@ public enum FixtureLoader {
         "mute": (["muted"], []),
         "interrupt": (["class"], ["properties"]),
         "change": (["properties"], []),
+        "capture": ([], ["properties"]),
     ]
     static let expectKeys = ["at", "stream", "state", "volume", "muted", "now-playing"]
 
@@ -139,6 +142,10 @@ extension FixtureLoader {
         case "change":
             guard let properties = readProperties(table, at: path, reader), let id else { return nil }
             return .event(.streamChanged(id, properties))
+        case "capture":
+            let properties = readProperties(table, at: path, reader)
+            guard let id, table["properties"] == nil || properties != nil else { return nil }
+            return .event(.captureStarted(id, properties ?? [:]))
         default:
             guard let id else { return nil }
             switch verb {
@@ -146,6 +153,8 @@ extension FixtureLoader {
             case "playing", "paused": return .event(.playback(id, playing: verb == "playing"))
             case "release": return .event(.interruptionEnded(token: id))
             case "player-gone": return .event(.playerGone(PlayerID(id.rawValue)))
+            case "audible", "silent": return .event(.audibility(id, audible: verb == "audible"))
+            case "capture-end": return .event(.captureEnded(id))
             default: return nil
             }
         }

@@ -13,19 +13,24 @@ extension Policy {
 
 [defaults]
 # Most players set no role at all (Firefox, Chromium, Electron apps, mpv, Spotify): they are primary,
-# and the grace time below keeps their short sounds (chat beeps) from pausing your music.
+# and the grace time below, which counts only time the stream is heard, keeps their short sounds (chat
+# beeps) and their open, silent streams (an idle web page) from pausing your music.
 class = "primary"
 mute-fade = 500                 # ms: fade before muting a stream whose player cannot be paused
 
 # Music, video, games, podcasts: another app's primary audio pauses yours for good (no resume) and
-# takes Now Playing. For its first 1.5 s a new stream only ducks the others.
+# takes Now Playing. For its first 1.5 s of sound a new stream only ducks the others; silent for
+# 1 s, it stops ducking them.
 [class.primary]
 grace = 1500
 duck = "-14 dB"
+release-after = 1000
 
 # Phone and video calls: pause everything below while the call lasts, then resume what was paused.
+# A call is a session: it is silent whenever nobody speaks, and that does not end it.
 [class.call]
 above = ["short", "navigation", "notification", "primary"]
+release-after = "never"
 
 # Turn-by-turn prompts, alerts: a strong duck, so the prompt is heard over the music.
 [class.navigation]
@@ -34,14 +39,27 @@ above = ["primary"]
 duck = "-20 dB"
 duck-ramp = 300
 restore-ramp = 1000
+release-after = 1000
 
-# Assistants, screen readers, text to speech: duck the rest while they speak.
+# Assistants and text to speech: duck the rest while they speak.
 [class.short]
 above = ["primary"]
 duck = "-14 dB"
 duck-ramp = 500
 restore-ramp = 1000
 hold = 500                      # ms: back-to-back phrases do not pump the music
+release-after = 1000            # ms of silence in an open stream before the music comes back
+
+# Screen readers (speech-dispatcher, Orca, eSpeak): duck the rest while they speak, and nothing ever
+# ducks, pauses or mutes them (no class is above this one; calls leave them alone too).
+[class.speech]
+kind = "short"
+above = ["primary"]
+duck = "-14 dB"
+duck-ramp = 300
+restore-ramp = 1000
+hold = 500
+release-after = 1500            # speech-dispatcher keeps its stream open, silent, between phrases
 
 # Notification and UI sounds: a light, quick duck.
 [class.notification]
@@ -51,18 +69,69 @@ duck = "-6 dB"
 duck-ramp = 200
 restore-ramp = 600
 hold = 300
+release-after = 500             # Chromium keeps a ping's stream open, silent, for ~5 s
 
-# Production audio and test tones: never interrupts, never interrupted.
+# Production audio, test tones, and the plumbing other apps' sound flows through: never interrupts,
+# never interrupted.
 [class.mix]
 kind = "mix"
 
 # ---------------------------------------------------------------------------------------------
-# Rules, first match wins.
+# Rules, first match wins. Most apps send no role; `../shared/REAL-APPS.md` in the source has what
+# real apps send, and `audio-policyd explain -p KEY=VALUE` shows which rule a stream gets and why.
+
+# Infrastructure: combine sinks (`filter`), WirePlumber's role loopbacks, JACK clients on PipeWire,
+# OBS monitoring. Everything routed through them would be paused or ducked with them.
+[[rule]]
+name = "infrastructure"
+match = { "media.role" = ["filter", "loopback", "dsp", "production", "test", "abstract"] }
+class = "mix"
+
+[[rule]]
+name = "loopback and combine streams"
+match = { "media.name" = ["Loopback*", "Simultaneous output*", "Peak detect*", "*combine*"] }
+class = "mix"
 
 [[rule]]
 name = "calls"
 match = { "media.role" = ["phone", "communication"] }
 class = "call"
+
+# libwebrtc call engines (Discord, Signal's ringrtc, Slack, Element) and Zoom send no role; their call
+# stream is `playStream` from a client named after the engine.
+[[rule]]
+name = "call engines"
+match = { app = ["WEBRTC VoiceEngine", "ZOOM VoiceEngine", "*ringrtc*"] }
+class = "call"
+
+[[rule]]
+name = "call engine streams"
+match = { "media.name" = "playStream" }
+class = "call"
+
+# Browser and Electron calls (Meet, Jitsi, Teams web, Discord web) look like any other playback, except
+# that the same app records from a microphone meanwhile (`recording` is the daemon's, not a property).
+[[rule]]
+name = "apps recording from a microphone"
+match = { recording = "yes" }
+class = "call"
+
+# Screen readers and text to speech through speech-dispatcher (spd-say, Orca) or eSpeak.
+[[rule]]
+name = "screen readers"
+match = { app = ["speech-dispatcher*", "sd_*", "eSpeak*", "espeak*", "orca"] }
+class = "speech"
+
+[[rule]]
+name = "accessibility"
+match = { "media.role" = ["a11y", "accessibility"] }
+class = "speech"
+
+# libcanberra sounds (GNOME, most GTK apps) carry an event id; Plasma sends `alert`.
+[[rule]]
+name = "event sounds"
+match = { "event.id" = "*" }
+class = "notification"
 
 [[rule]]
 name = "navigation"
@@ -70,24 +139,19 @@ match = { "media.role" = "navigation" }
 class = "navigation"
 
 [[rule]]
-name = "alerts"
-match = { "media.role" = ["alert", "emergency"] }
+name = "emergency alerts"
+match = { "media.role" = "emergency" }
 class = "navigation"
 
 [[rule]]
-name = "assistants and screen readers"
-match = { "media.role" = ["assistant", "a11y", "accessibility", "speech"] }
+name = "assistants"
+match = { "media.role" = ["assistant", "speech"] }
 class = "short"
 
 [[rule]]
 name = "notifications"
-match = { "media.role" = ["event", "notification", "animation"] }
+match = { "media.role" = ["event", "notification", "animation", "alert"] }
 class = "notification"
-
-[[rule]]
-name = "production"
-match = { "media.role" = ["production", "test"] }
-class = "mix"
 
 # Speech is unintelligible ducked: podcasts and audiobooks are paused and resumed instead.
 [[rule]]

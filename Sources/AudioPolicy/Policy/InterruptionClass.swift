@@ -16,13 +16,18 @@ public struct InterruptionClass: Hashable, Sendable {
     public var hold: Milliseconds
     /// `primary` only: how long a new stream must play before it pauses others (meanwhile it ducks them), ms.
     public var grace: Milliseconds
+    /// How long a stream of this class may stay silent (its monitor carries no sound) before it stops
+    /// interrupting, ms; nil: never (a call is a session, silent whenever nobody speaks). Apps keep
+    /// streams open and silent — a browser tab with WebAudio, speech-dispatcher between phrases.
+    public var releaseAfter: Milliseconds?
     /// Where `[class.NAME]` stands, when it came from a file.
     public var location: SourceLocation?
 
     public init(
         name: String, kind: InterruptionKind, outranks: Set<String> = [], rank: Int = 0,
         duck: Level = Level(decibels: -14), duckRamp: Milliseconds = 500, restoreRamp: Milliseconds = 1000,
-        hold: Milliseconds = 500, grace: Milliseconds = 1500, location: SourceLocation? = nil
+        hold: Milliseconds = 500, grace: Milliseconds = 1500, releaseAfter: Milliseconds?? = nil,
+        location: SourceLocation? = nil
     ) {
         self.name = name
         self.kind = kind
@@ -33,6 +38,15 @@ public struct InterruptionClass: Hashable, Sendable {
         self.restoreRamp = restoreRamp
         self.hold = hold
         self.grace = grace
+        self.releaseAfter = releaseAfter ?? Self.defaultReleaseAfter(kind)
         self.location = location
+    }
+
+    /// `release-after` when a class does not say: calls never end by silence; the rest after 1 s.
+    public static func defaultReleaseAfter(_ kind: InterruptionKind) -> Milliseconds? {
+        switch kind {
+        case .call, .mix: return nil
+        case .primary, .short: return 1000
+        }
     }
 }

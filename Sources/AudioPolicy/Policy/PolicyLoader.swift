@@ -15,6 +15,7 @@ import TOMLKit
 /// duck-ramp = 500        # ramp down
 /// restore-ramp = 1000    # ramp back up
 /// hold = 500             # how long the effect lingers after the interruption ends
+/// release-after = 1000   # silent this long, a stream stops interrupting ("never": calls' default)
 ///
 /// [[rule]]               # checked in order; the first that matches wins
 /// name = "calls"         # optional, for `explain` and logs
@@ -25,7 +26,8 @@ import TOMLKit
 ///
 /// Durations are integers (ms) or strings with a unit (`"500ms"`, `"1.5s"`). Globs ignore case; the
 /// match key `app` stands for any of ``PropertyMatcher/appKeys``. Absent class keys default to grace
-/// 1500, duck -14 dB, duck-ramp 500, restore-ramp 1000, hold 500.
+/// 1500, duck -14 dB, duck-ramp 500, restore-ramp 1000, hold 500, release-after 1000 (never for call
+/// and mix).
 public enum PolicyLoader {
     /// Parses and validates a policy; `file` is used in error locations and as ``Policy/source``.
     public static func load(text: String, file: String) throws(LocatedErrors) -> Policy {
@@ -42,7 +44,7 @@ public enum PolicyLoader {
         return Policy(source: file, classes: classes, rules: rules, defaultClass: defaultClass, muteFade: muteFade)
     }
 
-    static let classKeys = ["kind", "above", "grace", "duck", "duck-ramp", "restore-ramp", "hold"]
+    static let classKeys = ["kind", "above", "grace", "duck", "duck-ramp", "restore-ramp", "hold", "release-after"]
     static let ruleKeys = ["name", "match", "class", "spoken"]
     static let defaultsKeys = ["class", "mute-fade"]
 }
@@ -113,6 +115,12 @@ extension PolicyLoader {
         value.duckRamp = reader.duration(table, "duck-ramp", at: path) ?? value.duckRamp
         value.restoreRamp = reader.duration(table, "restore-ramp", at: path) ?? value.restoreRamp
         value.hold = reader.duration(table, "hold", at: path) ?? value.hold
+        value.releaseAfter = InterruptionClass.defaultReleaseAfter(value.kind)
+        if table["release-after"]?.string == "never" {
+            value.releaseAfter = nil
+        } else if let releaseAfter = reader.duration(table, "release-after", at: path) {
+            value.releaseAfter = releaseAfter
+        }
         return ClassDraft(value: value, above: above, aboveKey: reader.map.keyLocation(abovePath))
     }
 
