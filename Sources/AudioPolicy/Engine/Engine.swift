@@ -192,6 +192,9 @@ public struct Engine: Sendable {
         // A hook asks explicitly: no grace for it.
         if stream.isHook, classification.interruptionClass.kind == .primary { stream.escalated = true }
         streams[id] = stream
+        if !stream.isHook, classification.interruptionClass.kind == .primary {
+            nowPlaying.follow(app: stream.app, stream: id)
+        }
         out.append(.decision(decision(stream, reason: classification.reason,
                                       action: stream.isHook ? "interruption began" : "started")))
         if stream.escalated { escalate(id, now: now, into: &out) }

@@ -18,6 +18,12 @@ struct NowPlaying: Hashable, Sendable {
         players[app] = player ?? players[app]
     }
 
+    /// A new stream of an app already known here stands for it from now on, without reordering: an app
+    /// that makes a new stream per track (mpv) or per play (Telegram) keeps its place.
+    mutating func follow(app: String, stream: StreamID) {
+        if streams[app] != nil { streams[app] = stream }
+    }
+
     /// The app of this player quit.
     mutating func remove(player: PlayerID) {
         for (app, candidate) in players where candidate == player { remove(app: app) }
