@@ -101,7 +101,8 @@ extension Daemon {
                 pid: live?.input.properties["application.process.id"].flatMap { Int($0) },
                 role: status.role, class: status.className, state: status.state, factor: status.factor,
                 muted: status.muted, spoken: status.spoken, rule: status.reason,
-                hook: status.isHook ? status.id : nil, volume: live?.ownVolume.averageLinear)
+                hook: status.isHook ? status.id : nil, volume: live?.ownVolume.averageLinear,
+                audible: status.isHook ? nil : status.audible, measured: status.isHook ? nil : status.measured)
         }
     }
 

@@ -176,6 +176,7 @@ extension Daemon {
     /// Whether a subscriber should hear of the change (not of every ramp step's factor).
     private static func differs(_ old: StatusReport.Stream, _ new: StatusReport.Stream) -> Bool {
         old.state != new.state || old.class != new.class || old.muted != new.muted || old.spoken != new.spoken
+            || old.audible != new.audible
             || old.role != new.role || old.application != new.application
     }
 }

@@ -64,6 +64,9 @@ struct Explanation: Encodable {
     var spoken: Bool
     var rule: Rule?
     var reason: String
+    /// What matched: each of the rule's keys, the value it found and the pattern that took it.
+    var fingerprint: [PropertyMatcher.Match]
+    var releaseAfter: Milliseconds?
     var interrupts: [String]
     var interruptedBy: [String]
 
@@ -78,6 +81,8 @@ struct Explanation: Encodable {
         spoken = classification.spoken
         rule = classification.rule
         reason = classification.reason
+        fingerprint = classification.rule?.fingerprint(of: properties) ?? []
+        releaseAfter = cls.releaseAfter
         // Highest priority first, as the stack would stand.
         let others = policy.classes.values.sorted { ($1.rank, $0.name) < ($0.rank, $1.name) }
         interrupts = others.filter { policy.interrupts(cls, $0) }.map(\.name)
@@ -95,10 +100,13 @@ struct Explanation: Encodable {
             ("priority", "\(priority)"),
             ("duck", String(format: "%.1f dB (linear %.3f)", duck.decibels, duck.linear)),
         ]
-        if let grace { lines.append(("grace", "\(grace) ms")) }
+        if let grace { lines.append(("grace", "\(grace) ms of sound")) }
         lines += [
+            ("release after", releaseAfter.map { "\($0) ms of silence" } ?? "never (silence does not end it)"),
             ("spoken", spoken ? "yes: paused and resumed instead of ducked" : "no"),
             ("rule", reason),
+            ("because", fingerprint.isEmpty ? "no rule matched: the default class"
+                : fingerprint.map(\.description).joined(separator: ", ")),
             ("interrupts", list(interrupts)),
             ("interrupted by", list(interruptedBy)),
         ]
@@ -114,7 +122,7 @@ struct Explanation: Encodable {
 
     private enum Key: String, CodingKey {
         case className = "class", kind, priority, duck, grace, spoken, rule, interrupts, interruptedBy
-        case decibels = "dB", linear, name, file, line
+        case decibels = "dB", linear, name, file, line, matched, key, value, pattern, releaseAfter
     }
 
     func encode(to encoder: Encoder) throws {
@@ -126,12 +134,20 @@ struct Explanation: Encodable {
         try duckObject.encode((duck.decibels * 100).rounded() / 100, forKey: .decibels)
         try duckObject.encode((duck.linear * 10000).rounded() / 10000, forKey: .linear)
         try object.encode(grace, forKey: .grace)
+        try object.encode(releaseAfter, forKey: .releaseAfter)
         try object.encode(spoken, forKey: .spoken)
         if let rule {
             var ruleObject = object.nestedContainer(keyedBy: Key.self, forKey: .rule)
             try ruleObject.encode(rule.name, forKey: .name)
             try ruleObject.encode(rule.location?.file, forKey: .file)
             try ruleObject.encode(rule.location?.line, forKey: .line)
+            var matched = ruleObject.nestedUnkeyedContainer(forKey: .matched)
+            for match in fingerprint {
+                var entry = matched.nestedContainer(keyedBy: Key.self)
+                try entry.encode(match.key, forKey: .key)
+                try entry.encode(match.value, forKey: .value)
+                try entry.encode(match.pattern, forKey: .pattern)
+            }
         } else {
             try object.encodeNil(forKey: .rule)
         }

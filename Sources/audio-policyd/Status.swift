@@ -23,14 +23,21 @@ struct Status: ParsableCommand {
         print("policy: \(status.policy)")
         print("server: \(status.server ?? "not connected")")
         print("now playing: \(status.nowPlaying.map { "\($0.application)\($0.pid.map { " (pid \($0))" } ?? "")\($0.player.map { " through \($0)" } ?? "")" } ?? "nobody")")
-        let header = ["INDEX", "APPLICATION", "ROLE", "CLASS", "STATE", "FACTOR", "RULE"]
+        let header = ["INDEX", "APPLICATION", "ROLE", "CLASS", "STATE", "SOUND", "FACTOR", "RULE"]
         let rows = status.streams.map { stream in
             [stream.index.map(String.init) ?? stream.hook ?? "-", stream.application, stream.role ?? "-",
              stream.class + (stream.spoken ? " (spoken)" : ""),
              stream.state.rawValue + (stream.muted ? " (muted)" : ""),
+             Self.sound(stream),
              String(format: "%.2f", stream.factor), stream.rule]
         }
         printTable([header] + rows)
+    }
+
+    /// `audible` or `silent` as the daemon knows it; `(measured)` while its meter runs.
+    static func sound(_ stream: StatusReport.Stream) -> String {
+        guard let audible = stream.audible else { return "-" }
+        return (audible ? "audible" : "silent") + (stream.measured == true ? " (measured)" : "")
     }
 }
 

@@ -168,7 +168,10 @@ public struct Engine: Sendable {
     /// Every live stream (hooks' interruptions included), in the order they started.
     public func snapshot(at now: Milliseconds) -> [StreamStatus] {
         streams.values.compactMap { stream in
-            stream.isLive ? StreamStatus(stream, at: now) : nil
+            guard stream.isLive else { return nil }
+            var status = StreamStatus(stream, at: now)
+            status.measured = measured.contains(stream.id)
+            return status
         }
     }
 

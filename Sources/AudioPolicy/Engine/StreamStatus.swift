@@ -13,6 +13,10 @@ public struct StreamStatus: Hashable, Sendable, Codable {
     public var isHook: Bool
     /// The rule that classified the stream, or `default class`.
     public var reason: String
+    /// Whether it makes sound, as far as the engine knows (its monitor's last word; audible until measured).
+    public var audible: Bool
+    /// Whether its sound is being measured now.
+    public var measured: Bool
 
     init(_ stream: TrackedStream, at now: Milliseconds) {
         id = stream.id.rawValue
@@ -25,5 +29,7 @@ public struct StreamStatus: Hashable, Sendable, Codable {
         muted = stream.pausedBy == .mute
         isHook = stream.isHook
         reason = stream.classification.reason
+        audible = stream.audibility.audible
+        measured = false
     }
 }

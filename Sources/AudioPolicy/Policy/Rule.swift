@@ -21,6 +21,17 @@ public struct Rule: Hashable, Sendable {
     public func matches(_ properties: Properties) -> Bool {
         matchers.allSatisfy { $0.matches(properties) }
     }
+
+    /// The fingerprint that made the rule match: for each matcher, the property and the pattern it
+    /// matched (nil when the rule does not match). `explain` shows it.
+    public func fingerprint(of properties: Properties) -> [PropertyMatcher.Match]? {
+        var found: [PropertyMatcher.Match] = []
+        for matcher in matchers {
+            guard let match = matcher.match(properties) else { return nil }
+            found.append(match)
+        }
+        return found
+    }
 }
 
 /// Matches one property (or the `app` pseudo-property) against glob patterns, case-insensitively.
@@ -40,11 +51,25 @@ public struct PropertyMatcher: Hashable, Sendable {
     }
 
     public func matches(_ properties: Properties) -> Bool {
+        match(properties) != nil
+    }
+
+    /// Which property (for `app`, which of its keys) matched which pattern.
+    public struct Match: Hashable, Sendable, CustomStringConvertible {
+        public var key: String
+        public var value: String
+        public var pattern: String
+        public var description: String { "\(key) = \"\(value)\" (pattern \"\(pattern)\")" }
+    }
+
+    public func match(_ properties: Properties) -> Match? {
         let keys = key == "app" ? Self.appKeys : [key]
         for key in keys {
             guard let value = properties[key] else { continue }
-            if patterns.contains(where: { $0.matches(value) }) { return true }
+            if let pattern = patterns.first(where: { $0.matches(value) }) {
+                return Match(key: key, value: value, pattern: pattern.pattern)
+            }
         }
-        return false
+        return nil
     }
 }

@@ -20,6 +20,10 @@ public struct StatusReport: Codable, Hashable, Sendable {
         public var hook: String?
         /// The user's own volume (linear amplitude, channels averaged; 1 = 100 %), before the policy factor.
         public var volume: Double? = nil
+        /// Whether it makes sound (its monitor's last word; a stream counts as audible until measured).
+        public var audible: Bool? = nil
+        /// Whether the daemon measures its sound now (only while that can change a decision).
+        public var measured: Bool? = nil
     }
 
     /// The Now Playing owner.

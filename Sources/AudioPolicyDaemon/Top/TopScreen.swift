@@ -61,6 +61,7 @@ public struct TopScreen {
         for stream in streams {
             var state = stream.state.rawValue
             if stream.muted { state += " muted" }
+            if stream.audible == false { state += " silent" }
             let id = stream.index.map(String.init) ?? "hook"
             let name = stream.application + (stream.spoken ? " (spoken)" : "")
             let lead = pad(id, 6) + pad(name, 20) + pad(stream.class, 12) + pad(state, 14)
