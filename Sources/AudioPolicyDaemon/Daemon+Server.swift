@@ -72,7 +72,14 @@ extension Daemon {
             reactionTimes.append(ReactionTime(announced: announced, described: input.describedAt ?? announced,
                                               acted: MainLoop.monotonicMicroseconds()))
         }
-        if input.corked { feed(.playback(id, playing: false)) }
+        if input.corked {
+            feed(.playback(id, playing: false))
+        } else if let player = media.streamPlayers[input.index],
+                  media.players?.player(named: player.rawValue)?.status == .playing {
+            // Its player already says Playing (a new track's stream): the engine hears it, and the app
+            // owns Now Playing at once.
+            feed(.playback(id, playing: true))
+        }
         prepareJournalEntry(input.index)
     }
 
