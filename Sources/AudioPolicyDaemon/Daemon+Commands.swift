@@ -1,14 +1,17 @@
 import AudioPolicy
 import Foundation
 
-/// Carrying out the engine's commands on the sound server.
+/// Carrying out the engine's commands on the sound server and the players, journal first.
 extension Daemon {
     func execute(_ commands: [Command]) {
         let rampsBefore = ramps.startedCount
         journal.beginBatch()
-        for command in commands { execute(command) }
-        // On record before any volume of this batch is sent (the ramps are written below).
+        var requests: [() -> Void] = []
+        for command in commands { record(command, requests: &requests) }
+        // Everything the batch changes — volumes, mutes, player pauses — is on record before any of its
+        // requests leaves: a crash in between finds it in the journal, whatever the command.
         report(journal.endBatch())
+        for request in requests { request() }
         // New ramps are written once for the whole batch (a prompt ducks 200 streams in one go), one
         // step ahead, so the first change goes out at once rather than a tick later.
         if ramps.startedCount != rampsBefore { stepRamps(ahead: RampStepper.stepInterval) }
@@ -16,7 +19,9 @@ extension Daemon {
         compactJournalLater()
     }
 
-    private func execute(_ command: Command) {
+    /// Takes one command into the daemon's records (and the journal's batch); what it asks of the server
+    /// or a player is appended to `requests`, sent once the batch is on record.
+    private func record(_ command: Command, requests: inout [() -> Void]) {
         switch command {
         case let .ramp(id, from, to, duration):
             guard let index = index(of: id) else { return }
@@ -30,10 +35,12 @@ extension Daemon {
         case let .unmute(id, to, fade):
             guard let index = index(of: id) else { return }
             streams[index]?.policyMuted = false
-            write(index, factor: 0)
-            pulse?.setMute(index: index, muted: false)
             ramps.start(index, Ramp(from: 0, to: to, start: now, duration: fade))
             journalSync(index)
+            requests.append { [unowned self] in
+                write(index, factor: 0)
+                pulse?.setMute(index: index, muted: false)
+            }
         case let .yieldVolume(id):
             guard let index = index(of: id), var live = streams[index] else { return }
             ramps.cancel(index)
@@ -43,18 +50,18 @@ extension Daemon {
             journalSync(index)
         case let .repairSaved(id):
             guard let index = index(of: id), let live = streams[index] else { return }
-            repairSavedEntry(of: live)
+            requests.append { [unowned self] in repairSavedEntry(of: live) }
         case let .pause(id, player), let .resume(id, player):
             // Daemon+Journal: a pause is on record before it is asked for; a resume takes it off.
             if let index = index(of: id) {
                 if case .pause = command { journalPausing(index, player: player) } else { journalResumed(index, player: player) }
             }
-            askPlayer(command)
+            requests.append { [unowned self] in askPlayer(command) }
         case let .nowPlaying(id):
             nowPlayingChanged(id)
         case let .measure(id, on):
             guard let index = index(of: id) else { return }
-            measure(index, on)
+            requests.append { [unowned self] in measure(index, on) }
         case let .decision(decision):
             recordDecision(decision)
             publish(decision)
