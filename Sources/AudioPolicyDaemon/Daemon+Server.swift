@@ -12,6 +12,10 @@ extension Daemon {
         pulse.onStreamAdded = { [unowned self] input in self.streamAdded(input) }
         pulse.onStreamChanged = { [unowned self] input in self.streamChanged(input) }
         pulse.onStreamRemoved = { [unowned self] index in self.streamRemoved(index) }
+        pulse.onInitialCaptures = { [unowned self] captures in captures.forEach(self.captureChanged) }
+        pulse.onCaptureAdded = { [unowned self] capture in self.captureChanged(capture) }
+        pulse.onCaptureChanged = { [unowned self] capture in self.captureChanged(capture) }
+        pulse.onCaptureRemoved = { [unowned self] index in self.captureRemoved(index) }
         pulse.onError = { [unowned self] message in self.log.warning("sound server: \(message)") }
         self.pulse = pulse
         pulse.connect()
@@ -38,6 +42,8 @@ extension Daemon {
     private func serverGone() {
         pulse = nil
         serverName = nil
+        meters.stopAll()
+        for index in recordingCaptures.sorted() { captureRemoved(index) }
         for index in streams.keys.sorted() { streamRemoved(index) }
         // Gone with the server: no hold lingers over the streams of the next one.
         execute(engine.forgetEndedStreams(at: now))
@@ -108,6 +114,7 @@ extension Daemon {
 
     func streamRemoved(_ index: UInt32) {
         guard streams[index] != nil else { return }
+        meters.stop(index)
         feed(.streamEnded(Self.streamID(index)))
         streamForgotten(index, input: streams[index]?.input)
         ramps.cancel(index)

@@ -79,6 +79,10 @@ public final class Daemon {
     let notifier = SystemdNotifier()
     /// MPRIS players, our Now Playing player, claims and subscribers (Daemon+Players, +NowPlaying, +Hooks).
     let media = MediaState()
+    /// Peak meters of the streams whose sound the engine asked about (Daemon+Meters).
+    let meters = StreamMeters()
+    /// Capture streams recording from a microphone now, by source-output index (Daemon+Meters).
+    var recordingCaptures: Set<UInt32> = []
 
     /// Monotonic µs at start: the engine's clock counts milliseconds from here.
     let epoch: UInt64
@@ -110,6 +114,7 @@ public final class Daemon {
         control?.onDisconnect = { [unowned self] client in self.clientLeft(client) }
         log.info("policy \(options.policy.source); control socket \(options.socketPath)")
         if options.raisePriority { raisePriority() }
+        meters.onAudibility = { [unowned self] index, audible in self.audibilityMeasured(index, audible: audible) }
         openJournal()
         connect()
         startPlayers()
@@ -208,6 +213,7 @@ public final class Daemon {
 
     private func finishStop() {
         timer?.cancel()
+        meters.stopAll()
         closeJournal()
         guard let pulse, pulse.state == .ready else {
             loop.quit(0)

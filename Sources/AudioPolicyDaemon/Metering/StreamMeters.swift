@@ -1,0 +1,61 @@
+import CPulse
+
+/// The peak meters of the streams the engine wants measured, turning their peaks into audible and
+/// silent reports.
+///
+/// The engine asks for a stream to be measured only while its sound can change a decision
+/// (``AudioPolicy/Command/measure(_:_:)``), so music playing alone has no meter and the daemon no
+/// wake-ups; each meter wakes the loop at most 10 times a second (``PeakMeter/rate``).
+/// The first report of a meter says what it found, whichever it is — the first loud peak, or a silence
+/// as long as the hangover — so the engine learns both "heard" and "silent since it started"; after
+/// that only changes are reported.
+final class StreamMeters {
+    private struct Entry {
+        var meter: PeakMeter
+        var judge: Audibility
+        var reported: Bool
+    }
+
+    private var entries: [UInt32: Entry] = [:]
+    /// Called with a sink input's index and whether it is audible, on the main loop.
+    var onAudibility: (UInt32, Bool) -> Void = { _, _ in }
+
+    /// How many streams are measured now.
+    var count: Int { entries.count }
+
+    /// Starts measuring a sink input that plays to `sink` (a meter already running is kept).
+    func start(_ index: UInt32, sink: UInt32, on pulse: PulseConnection) {
+        guard entries[index] == nil else { return }
+        guard let meter = pulse.meter(sinkInput: index, sink: sink, onPeak: { [weak self] peak in
+            self?.peak(peak, of: index)
+        }) else { return }
+        meter.onEnd = { [weak self] _ in self?.entries[index] = nil }
+        entries[index] = Entry(meter: meter, judge: Audibility(startedAt: MainLoop.monotonicMicroseconds()),
+                               reported: false)
+    }
+
+    /// Stops measuring a sink input (it went away, or its sound no longer matters).
+    func stop(_ index: UInt32) {
+        entries.removeValue(forKey: index)?.meter.close()
+    }
+
+    /// Stops every meter (the server went away, or the daemon stops).
+    func stopAll() {
+        for index in entries.keys.sorted() { stop(index) }
+    }
+
+    private func peak(_ peak: Float, of index: UInt32) {
+        guard var entry = entries[index] else { return }
+        let change = entry.judge.add(peak: peak, at: MainLoop.monotonicMicroseconds())
+        var audible: Bool?
+        switch change {
+        case .becameAudible?: audible = true
+        case .becameSilent?: audible = false
+        case nil where !entry.reported && peak > entry.judge.settings.audibleAbove: audible = true
+        case nil: break
+        }
+        if audible != nil { entry.reported = true }
+        entries[index] = entry
+        if let audible { onAudibility(index, audible) }
+    }
+}
