@@ -38,7 +38,10 @@ final class CaptureTests {
 
     @Test func aRecordingOfAnInputIsNoMonitorCapture() throws {
         try connection.connect()
-        let module = try run("pactl", "load-module", "module-null-source", "source_name=meter_test_source")
+        // pipewire-pulse has no module-null-source; its null sink makes a virtual source when asked.
+        let module = try ((try? run("pactl", "load-module", "module-null-source", "source_name=meter_test_source"))
+            ?? run("pactl", "load-module", "module-null-sink", "sink_name=meter_test_source",
+                   "media.class=Audio/Source/Virtual"))
             .trimmingCharacters(in: .whitespacesAndNewlines)
         defer { _ = try? run("pactl", "unload-module", module) }
         let recorder = try record(from: "meter_test_source")
@@ -86,8 +89,20 @@ final class CaptureTests {
         for key in capture.properties.keys.sorted() { print("  \(key) = \(capture.properties[key] ?? "")") }
         #expect(capture.isPeakDetect)
         #expect(capture.isMonitor)
-        #expect(capture.monitoredSink == stream.sinkIndex)
+        // pipewire-pulse announces the sink input before it has a sink: ask the server now.
+        let sink = try #require(SoundServer.streams().first { $0.index == stream.index }).sink
+        #expect(capture.monitoredSink == sink)
         meter.close()
-        #expect(connection.runLoop(until: { self.connection.capturesRemoved.contains(capture.index) }))
+        let removedOnClose = connection.runLoop(until: { self.connection.capturesRemoved.contains(capture.index) }, seconds: 2)
+        if TestEnvironment.serverKind == "pipewire" {
+            // Seen on pipewire-pulse 0.3.65: the meter's source output stays listed after
+            // pa_stream_disconnect, until its sink input ends.
+            print("[pipewire] meter's source output removed on close: \(removedOnClose)")
+            player.kill()
+            #expect(connection.runLoop(until: { self.connection.capturesRemoved.contains(capture.index) }),
+                    "still listed after its sink input ended: \((try? run("pactl", "list", "short", "source-outputs")) ?? "?")")
+        } else {
+            #expect(removedOnClose)
+        }
     }
 }

@@ -63,8 +63,9 @@ final class PeakMeterTests {
               + "silence: \(silencePeaks.values.count) peaks, max \(silencePeaks.max)")
         #expect(toneMeter.state == .measuring)
         #expect(silenceMeter.state == .measuring)
-        #expect(tonePeaks.values.count >= 9)
-        #expect(silencePeaks.values.count >= 9)
+        // 1 s: 10 peaks on PulseAudio, 5 or 6 on pipewire-pulse (see PulseConnection.meter).
+        #expect(tonePeaks.values.count >= 5)
+        #expect(silencePeaks.values.count >= 5)
         // The tone is written at 0.4 (−8 dBFS).
         #expect(tonePeaks.max > 0.2)
         #expect(tonePeaks.max < 0.6)
@@ -75,7 +76,7 @@ final class PeakMeterTests {
         #expect(connection.errors.isEmpty, "\(connection.errors)")
     }
 
-    /// At most 10 peaks (wake-ups) a second, give or take one.
+    /// At most 10 peaks (wake-ups) a second, give or take one: 10 on PulseAudio, 5.9 on pipewire-pulse.
     @Test func deliversAtMostTenPeaksASecond() throws {
         try connection.connect()
         let player = try play(try Tone.music.file(), name: "meter-rate")
@@ -93,7 +94,7 @@ final class PeakMeterTests {
         print("[\(TestEnvironment.serverKind)] gaps between peaks (ms): "
               + gaps.map { String(format: "%.0f", $0) }.joined(separator: " "))
         #expect(rate <= 11)
-        #expect(rate >= 8)
+        #expect(rate >= (TestEnvironment.serverKind == "pipewire" ? 4.5 : 8))
         _ = meter
     }
 

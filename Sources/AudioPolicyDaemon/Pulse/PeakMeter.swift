@@ -70,18 +70,29 @@ public final class PeakMeter {
     private var stream: OpaquePointer?
     private let box: Box
     private var failuresInARow = 0
+    private let fragmentSamples: UInt32
     /// Tells the reply to the current lookup from a stale one.
     private var attempt: UInt64 = 0
 
-    init(context: OpaquePointer, sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) {
+    /// `fragmentSamples`: peaks per fragment sent, 1 on PulseAudio (10 a second); see ``PulseConnection/meter(sinkInput:sink:onPeak:)``.
+    init(context: OpaquePointer, sinkInput: UInt32, sink: UInt32, fragmentSamples: UInt32 = 1,
+         onPeak: @escaping (Float) -> Void) {
         pa_context_ref(context)
         self.context = context
         self.sinkInput = sinkInput
         self.sink = sink
         self.onPeak = onPeak
+        self.fragmentSamples = fragmentSamples
         self.box = Box()
         box.meter = self
-        lookUpMonitor(of: sink)
+        if sink == invalidIndex {
+            // pipewire-pulse announces a sink input before it is linked, with no sink (PA_INVALID_INDEX).
+            // With no device named, the server records the monitor of the sink the sink input plays to
+            // (PulseAudio picks it for a monitor stream; pipewire-pulse links to the sink input itself).
+            connect(to: nil)
+        } else {
+            lookUpMonitor(of: sink)
+        }
     }
 
     deinit {
@@ -119,7 +130,8 @@ public final class PeakMeter {
         connect(to: source)
     }
 
-    private func connect(to source: UInt32) {
+    /// Connects to `source` (`nil`: the one the server picks for the sink input).
+    private func connect(to source: UInt32?) {
         self.source = source
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: Self.rate, channels: 1)
         let properties = PropertyList.make([Self.markerKey: Self.markerValue, "media.name": Self.streamName])
@@ -136,16 +148,19 @@ public final class PeakMeter {
             end("set monitor stream \(sinkInput): \(errorText)")
             return
         }
-        // One float per fragment: the server sends each peak as it is made.
+        // One float per fragment (on PulseAudio): the server sends each peak as it is made.
         let unset = UInt32.max
         var attributes = pa_buffer_attr(
-            maxlength: unset, tlength: unset, prebuf: unset, minreq: unset, fragsize: UInt32(MemoryLayout<Float>.size))
+            maxlength: unset, tlength: unset, prebuf: unset, minreq: unset,
+            fragsize: fragmentSamples * UInt32(MemoryLayout<Float>.size))
         let flags = pa_stream_flags_t(
             rawValue: PA_STREAM_PEAK_DETECT.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue
                 | PA_STREAM_DONT_MOVE.rawValue | PA_STREAM_DONT_INHIBIT_AUTO_SUSPEND.rawValue)
-        if pa_stream_connect_record(stream, String(source), &attributes, flags) < 0 {
-            failed("connect to source \(source): \(errorText)")
+        if pa_stream_connect_record(stream, source.map(String.init), &attributes, flags) < 0 {
+            failed("connect to source \(source.map(String.init) ?? "of sink input \(sinkInput)"): \(errorText)")
+            return
         }
+        if source == nil { self.source = nil }
     }
 
     // MARK: - The stream
@@ -155,6 +170,8 @@ public final class PeakMeter {
         switch pa_stream_get_state(stream) {
         case PA_STREAM_READY:
             state = .measuring
+            let device = pa_stream_get_device_index(stream)
+            if device != invalidIndex { source = device }
         case PA_STREAM_FAILED:
             failed("meter stream failed: \(errorText)")
         case PA_STREAM_TERMINATED:
@@ -219,7 +236,11 @@ public final class PeakMeter {
             return
         }
         reconnections += 1
-        lookUpMonitor(of: sink)
+        if sink == invalidIndex {
+            connect(to: nil)
+        } else {
+            lookUpMonitor(of: sink)
+        }
     }
 
     private func end(_ reason: String) {
