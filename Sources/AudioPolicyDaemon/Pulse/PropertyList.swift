@@ -26,4 +26,12 @@ enum PropertyList {
         }
         return proplist
     }
+
+    /// A stream's properties with its client's added where the stream lacks them (sink inputs and source
+    /// outputs alike: pipewire-pulse, for example, puts `pipewire.access.portal.app_id` and the
+    /// `pipewire.sec.*` keys on the client alone).
+    static func merged(stream: [String: String], client: [String: String]?) -> [String: String] {
+        guard let client else { return stream }
+        return stream.merging(client) { streamValue, _ in streamValue }
+    }
 }

@@ -13,7 +13,7 @@ extension PulseConnection {
     // MARK: - Start
 
     /// Asks for the server info (then reports `.ready`), subscribes, and
-    /// lists clients and sink inputs; called when the context is READY.
+    /// lists clients, sink inputs and source outputs; called when the context is READY.
     func startTracking() {
         guard let context else { return }
         let server = ServerInfoRequest(connection: self)
@@ -21,8 +21,10 @@ extension PulseConnection {
             serverDescribed(nil)
         }
         let mask = pa_subscription_mask_t(
-            rawValue: PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue | PA_SUBSCRIPTION_MASK_CLIENT.rawValue)
-        let subscribe = AcknowledgedRequest(connection: self, action: "subscribe to sink inputs and clients")
+            rawValue: PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue | PA_SUBSCRIPTION_MASK_CLIENT.rawValue
+                | PA_SUBSCRIPTION_MASK_SOURCE_OUTPUT.rawValue)
+        let subscribe = AcknowledgedRequest(
+            connection: self, action: "subscribe to sink inputs, source outputs and clients")
         if !subscribe.start({ pa_context_subscribe(context, mask, AcknowledgedRequest.callback, $0) }) {
             reportFailure(of: subscribe.action, context: context)
         }
@@ -36,6 +38,8 @@ extension PulseConnection {
         if !streams.start({ pa_context_get_sink_input_info_list(context, SinkInputListRequest.callback, $0) }) {
             initialListFailed("list sink inputs")
         }
+        // Asked after the clients, so their clients are known when they arrive.
+        listCaptures()
     }
 
     func serverDescribed(_ description: String?) {
@@ -80,6 +84,7 @@ extension PulseConnection {
             streams.append(stream)
         }
         onInitialStreams(streams)
+        deliverInitialCapturesIfComplete()
     }
 
     // MARK: - Events
@@ -96,6 +101,11 @@ extension PulseConnection {
             fetchStream(index, announcedAt: nil)
         case (PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue, PA_SUBSCRIPTION_EVENT_REMOVE.rawValue):
             streamRemoved(index)
+        case (PA_SUBSCRIPTION_EVENT_SOURCE_OUTPUT.rawValue, PA_SUBSCRIPTION_EVENT_NEW.rawValue),
+             (PA_SUBSCRIPTION_EVENT_SOURCE_OUTPUT.rawValue, PA_SUBSCRIPTION_EVENT_CHANGE.rawValue):
+            fetchCapture(index)
+        case (PA_SUBSCRIPTION_EVENT_SOURCE_OUTPUT.rawValue, PA_SUBSCRIPTION_EVENT_REMOVE.rawValue):
+            captureRemoved(index)
         case (PA_SUBSCRIPTION_EVENT_CLIENT.rawValue, PA_SUBSCRIPTION_EVENT_REMOVE.rawValue):
             tracker.clients.removeValue(forKey: index)
         case (PA_SUBSCRIPTION_EVENT_CLIENT.rawValue, _):
@@ -226,7 +236,7 @@ extension PulseConnection {
 
     // MARK: - Clients
 
-    private func fetchClient(_ index: UInt32) {
+    func fetchClient(_ index: UInt32) {
         guard let context, !tracker.clientFetches.contains(index) else { return }
         tracker.clientFetches.insert(index)
         let request = ClientRequest(connection: self, index: index)
@@ -249,6 +259,7 @@ extension PulseConnection {
             publish(stream)
         }
         deliverInitialStreamsIfComplete()
+        capturesClientKnown(index)
     }
 }
 

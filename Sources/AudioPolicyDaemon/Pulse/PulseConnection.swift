@@ -6,6 +6,10 @@ import CPulse
 /// Once ready it tracks every sink input and delivers, in this order: one
 /// ``onInitialStreams`` snapshot, then ``onStreamAdded``,
 /// ``onStreamChanged`` and ``onStreamRemoved`` as the server reports them.
+/// Capture streams (source outputs) follow the same way: ``onInitialCaptures``
+/// right after ``onInitialStreams``, then ``onCaptureAdded``,
+/// ``onCaptureChanged`` and ``onCaptureRemoved``. ``meter(sinkInput:sink:onPeak:)``
+/// measures one sink input's level.
 /// Writes (`setVolume`, `setMute`, stream-restore) are fire and forget;
 /// failures go to ``onError``.
 ///
@@ -47,6 +51,15 @@ public final class PulseConnection {
     public var onStreamChanged: (SinkInput) -> Void = { _ in }
     /// Called with the index of a sink input that went away.
     public var onStreamRemoved: (UInt32) -> Void = { _ in }
+    /// Called once per connection, right after ``onInitialStreams``, with
+    /// every source output (capture stream) that existed then.
+    public var onInitialCaptures: ([SourceOutput]) -> Void = { _ in }
+    /// Called when a new source output appears (after its client and source are known).
+    public var onCaptureAdded: (SourceOutput) -> Void = { _ in }
+    /// Called when a known source output changes (corked, moved, properties).
+    public var onCaptureChanged: (SourceOutput) -> Void = { _ in }
+    /// Called with the index of a source output that went away.
+    public var onCaptureRemoved: (UInt32) -> Void = { _ in }
     /// Called with a description of a failed request.
     public var onError: (String) -> Void = { _ in }
 
@@ -75,6 +88,8 @@ public final class PulseConnection {
 
     /// What the streams code keeps between events (see PulseConnection+Streams).
     var tracker = StreamTracker()
+    /// What the capture code keeps between events (see PulseConnection+Captures).
+    var captures = CaptureTracker()
 
     /// Creates an unconnected connection.
     ///
@@ -108,6 +123,7 @@ public final class PulseConnection {
     public func connect() {
         tearDownContext()
         tracker = StreamTracker()
+        captures = CaptureTracker()
 
         let proplist = PropertyList.make(properties)
         defer { pa_proplist_free(proplist) }

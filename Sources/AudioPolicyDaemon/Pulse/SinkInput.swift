@@ -109,11 +109,6 @@ public struct SinkInput: Equatable, Sendable {
         hasVolume && !muted && !volume.values.isEmpty && volume.values.allSatisfy { $0 == 0 }
     }
 
-    /// `stream` with client keys added where the stream lacks them.
-    static func merge(stream: [String: String], client: [String: String]?) -> [String: String] {
-        guard let client else { return stream }
-        return stream.merging(client) { streamValue, _ in streamValue }
-    }
 }
 
 // MARK: - C bridging

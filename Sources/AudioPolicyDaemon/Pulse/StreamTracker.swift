@@ -49,7 +49,7 @@ struct StreamTracker {
     /// `record`'s snapshot with its client's properties merged in.
     func merged(_ record: Record) -> SinkInput {
         var stream = record.own
-        stream.properties = SinkInput.merge(
+        stream.properties = PropertyList.merged(
             stream: record.own.properties, client: record.own.clientIndex.flatMap { clients[$0] })
         return stream
     }

@@ -54,6 +54,8 @@ struct ServerStream: CustomStringConvertible {
     var volume: Volume
     var muted: Bool
     var corked: Bool
+    /// The sink it plays to.
+    var sink: UInt32
 
     var pid: Int32? { properties["application.process.id"].flatMap { Int32($0) } }
     var role: String? { properties["media.role"] }
@@ -68,6 +70,7 @@ struct ServerStream: CustomStringConvertible {
         properties = (json["properties"] as? [String: Any] ?? [:]).compactMapValues { $0 as? String }
         muted = json["mute"] as? Bool ?? false
         corked = json["corked"] as? Bool ?? false
+        sink = (json["sink"] as? Int).map(UInt32.init) ?? UInt32.max
         // JSON objects have no order: the channel map gives it.
         let raw = try map.split(separator: ",").map { channel -> UInt32 in
             guard let entry = volumes[String(channel)] as? [String: Any], let value = entry["value"] as? Int else {

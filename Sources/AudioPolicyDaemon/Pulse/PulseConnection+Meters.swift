@@ -1,0 +1,22 @@
+// Peak meters, made on the connection's context.
+extension PulseConnection {
+    /// Starts measuring sink input `sinkInput`, which plays to `sink`
+    /// (``SinkInput/sinkIndex``); `onPeak` gets each peak on the main loop.
+    /// `nil` (and ``onError``) when the connection is not ready. `sink` may be `PA_INVALID_INDEX`
+    /// (pipewire-pulse announces new sink inputs so): the server then picks the monitor.
+    ///
+    /// Keep the meter: letting it go closes it. Set its ``PeakMeter/onEnd``
+    /// to hear when the sink input ended.
+    public func meter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> PeakMeter? {
+        guard let context, contextIsReady else {
+            onError("meter sink input \(sinkInput): not connected")
+            return nil
+        }
+        // pipewire-pulse sends a record stream's data once per graph cycle, and its cycles come in powers of
+        // two: a 100 ms fragment gets 4096-frame cycles at 48 kHz (85 ms, 11.7 a second); two peaks per
+        // fragment get 8192-frame cycles (171 ms, 5.9 a second), within the budget of 10.
+        let fragmentSamples: UInt32 = tracker.serverIsPipeWire ? 2 : 1
+        return PeakMeter(context: context, sinkInput: sinkInput, sink: sink, fragmentSamples: fragmentSamples,
+                         onPeak: onPeak)
+    }
+}

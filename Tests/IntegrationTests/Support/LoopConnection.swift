@@ -1,0 +1,100 @@
+import AudioPolicyDaemon
+import Foundation
+
+/// A ``PulseConnection`` on a loop the test runs itself (no daemon): records what the connection
+/// reports, sink inputs and source outputs alike, so a test can run the loop until something arrived.
+final class LoopConnection {
+    let loop = MainLoop()
+    let pulse: PulseConnection
+    var initialStreams: [SinkInput]?
+    var initialCaptures: [SourceOutput]?
+    /// In delivery order: "streams", "captures" for the two initial snapshots.
+    var initialOrder: [String] = []
+    var streamsAdded: [SinkInput] = []
+    var streamsRemoved: [UInt32] = []
+    var capturesAdded: [SourceOutput] = []
+    var capturesChanged: [SourceOutput] = []
+    var capturesRemoved: [UInt32] = []
+    var errors: [String] = []
+
+    init() {
+        pulse = PulseConnection(loop: loop, applicationName: "audio-policyd meter tests")
+        pulse.onInitialStreams = { [unowned self] in initialStreams = $0; initialOrder.append("streams") }
+        pulse.onInitialCaptures = { [unowned self] in initialCaptures = $0; initialOrder.append("captures") }
+        pulse.onStreamAdded = { [unowned self] in streamsAdded.append($0) }
+        pulse.onStreamRemoved = { [unowned self] in streamsRemoved.append($0) }
+        pulse.onCaptureAdded = { [unowned self] in capturesAdded.append($0) }
+        pulse.onCaptureChanged = { [unowned self] in capturesChanged.append($0) }
+        pulse.onCaptureRemoved = { [unowned self] in capturesRemoved.append($0) }
+        pulse.onError = { [unowned self] in errors.append($0) }
+    }
+
+    /// Connects and waits for both initial snapshots.
+    func connect() throws {
+        var state: PulseConnection.State = .unconnected
+        pulse.onStateChange = { state = $0 }
+        pulse.connect()
+        let done = runLoop(until: {
+            self.initialCaptures != nil || { if case .failed = state { true } else { false } }()
+        })
+        guard done, state == .ready else {
+            throw CommandFailure(description: "connection: \(state), snapshots: \(initialOrder)")
+        }
+    }
+
+    /// Runs the loop until `condition` holds; false when `seconds` passed first.
+    @discardableResult
+    func runLoop(until condition: () -> Bool, seconds: Double = 5) -> Bool {
+        var expired = false
+        let deadline = MainLoop.Timer(loop: loop) { expired = true }
+        deadline.schedule(after: UInt64(seconds * 1_000_000))
+        while !condition(), !expired {
+            guard loop.iterate() else { return false }
+        }
+        return condition()
+    }
+
+    /// Runs the loop for `seconds`.
+    func run(for seconds: Double) {
+        runLoop(until: { false }, seconds: seconds)
+    }
+
+    /// The sink input of process `pid`, once announced with its volume known.
+    func awaitStream(ofProcess pid: Int32, seconds: Double = 5) throws -> SinkInput {
+        var found: SinkInput?
+        runLoop(until: {
+            found = self.streamsAdded.last { $0.properties["application.process.id"] == String(pid) }
+                ?? self.initialStreams?.last { $0.properties["application.process.id"] == String(pid) }
+            return found != nil
+        }, seconds: seconds)
+        guard let found else { throw CommandFailure(description: "no sink input of pid \(pid) announced") }
+        return found
+    }
+
+    /// The source output of process `pid`, once announced.
+    func awaitCapture(ofProcess pid: Int32, seconds: Double = 5) throws -> SourceOutput {
+        var found: SourceOutput?
+        runLoop(until: {
+            found = self.capturesAdded.last { $0.processID == pid }
+            return found != nil
+        }, seconds: seconds)
+        guard let found else {
+            throw CommandFailure(description: "no source output of pid \(pid) announced; seen: \(capturesAdded)")
+        }
+        return found
+    }
+}
+
+/// Test sounds beside ``Tone``: digital silence.
+enum TestSounds {
+    /// 30 s of digital silence (48 kHz, stereo, 16 bit).
+    static func silence() throws -> URL {
+        let url = TestEnvironment.scratch.appendingPathComponent("silence-30s.wav")
+        if !FileManager.default.fileExists(atPath: url.path) {
+            let partial = url.deletingPathExtension().appendingPathExtension("partial.wav")
+            try run("sox", "-n", "-r", "48000", "-c", "2", "-b", "16", partial.path, "trim", "0", "30")
+            try? FileManager.default.moveItem(at: partial, to: url)
+        }
+        return url
+    }
+}
