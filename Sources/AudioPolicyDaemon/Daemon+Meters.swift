@@ -6,7 +6,9 @@ extension Daemon {
     func measure(_ index: UInt32, _ on: Bool) {
         guard on else { return meters.stop(index) }
         guard let pulse, let live = streams[index] else { return }
-        meters.start(index, sink: live.input.sinkIndex, on: pulse)
+        if meters.start(index, sink: live.input.sinkIndex, on: pulse) {
+            feedLater(.measuring(Self.streamID(index)))
+        }
     }
 
     /// A meter's verdict, for the engine.

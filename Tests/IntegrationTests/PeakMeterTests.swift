@@ -32,8 +32,8 @@ final class PeakMeterTests {
         var values: [(time: UInt64, peak: Float)] = []
         func add(_ peak: Float) { values.append((MainLoop.monotonicMicroseconds(), peak)) }
         var max: Float { values.map(\.peak).max() ?? -1 }
-        func audibility(startedAt: UInt64) -> Audibility {
-            var audibility = Audibility(startedAt: startedAt)
+        func audibility(startedAt: UInt64) -> AudibilityDetector {
+            var audibility = AudibilityDetector(startedAt: startedAt)
             for value in values { _ = audibility.add(peak: value.peak, at: value.time) }
             return audibility
         }
@@ -69,7 +69,7 @@ final class PeakMeterTests {
         // The tone is written at 0.4 (−8 dBFS).
         #expect(tonePeaks.max > 0.2)
         #expect(tonePeaks.max < 0.6)
-        #expect(silencePeaks.max < Audibility.Settings().silentBelow)
+        #expect(silencePeaks.max < AudibilityDetector.Settings().silentBelow)
         let tone = tonePeaks.audibility(startedAt: start), silence = silencePeaks.audibility(startedAt: start)
         #expect(tone.isAudible)
         #expect(!silence.isAudible)
@@ -157,7 +157,7 @@ final class PeakMeterTests {
             let announced = try #require(stream.announcedAt)
             var loudAt: UInt64?
             let meter = try #require(connection.pulse.meter(sinkInput: stream.index, sink: stream.sinkIndex) { peak in
-                if loudAt == nil, peak > Audibility.Settings().audibleAbove { loudAt = MainLoop.monotonicMicroseconds() }
+                if loudAt == nil, peak > AudibilityDetector.Settings().audibleAbove { loudAt = MainLoop.monotonicMicroseconds() }
             })
             try #require(connection.runLoop(until: { loudAt != nil }), "no loud peak")
             latencies.append(Double(loudAt! - announced) / 1000)

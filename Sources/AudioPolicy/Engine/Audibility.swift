@@ -22,6 +22,15 @@ struct Audibility: Hashable, Sendable {
     private(set) var silentSince: Milliseconds?
     /// Audible time counted towards the grace before the current audible run.
     private var banked: Milliseconds = 0
+    /// Since when a meter runs on the stream whose first verdict has not come in (nil: none pending).
+    /// A meter hears only what the server renders after it starts, which can be seconds behind a
+    /// stream with a large buffer: a stream is not escalated on an assumption a verdict is coming to
+    /// settle.
+    private(set) var verdictPendingSince: Milliseconds?
+
+    /// How long a pending verdict holds an escalation back before the stream is taken as audible (a meter
+    /// that never speaks must not keep new music from replacing the old).
+    static let verdictWait: Milliseconds = 3000
 
     init(at now: Milliseconds) {
         soundStartedAt = now
@@ -40,10 +49,21 @@ struct Audibility: Hashable, Sendable {
         if audible { audibleSince = now }
     }
 
+    /// A meter started on the stream: its verdict is pending.
+    mutating func meterStarted(at now: Milliseconds) {
+        verdictPendingSince = now
+    }
+
+    /// Whether a verdict pending since `verdictPendingSince` still holds an escalation back at `now`.
+    func holdsEscalation(at now: Milliseconds) -> Bool {
+        verdictPendingSince.map { now < $0 + Self.verdictWait } ?? false
+    }
+
     /// A measurement: returns whether anything changed.
     mutating func measured(audible nowAudible: Bool, at now: Milliseconds) -> Bool {
         let first = !measured
         measured = true
+        verdictPendingSince = nil
         if nowAudible {
             heard = true
             guard !audible else { return first }

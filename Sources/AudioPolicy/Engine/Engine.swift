@@ -49,6 +49,10 @@ public struct Engine: Sendable {
             if was != audible {
                 out.append(.decision(decision(stream, reason: "its monitor", action: audible ? "audible" : "silent")))
             }
+        case let .measuring(id):
+            guard var stream = streams[id], stream.isLive, !stream.isHook else { break }
+            stream.audibility.meterStarted(at: now)
+            streams[id] = stream
         case let .captureStarted(id, properties):
             let app = TrackedStream.app(of: id, properties, nil)
             captures[id] = app

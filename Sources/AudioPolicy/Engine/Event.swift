@@ -34,6 +34,10 @@ public enum Event: Hashable, Sendable {
     /// as audible when they start, until measured otherwise; the engine asks for measurements with
     /// ``Command/measure(_:_:)``.
     case audibility(StreamID, audible: Bool)
+    /// The shell started measuring the stream: a verdict (``audibility(_:audible:)``) is on its way, and
+    /// until it comes (or ``Audibility`` gives up waiting) the stream's grace does not run out on the
+    /// assumption that it is audible.
+    case measuring(StreamID)
     /// An app records from a microphone (a live capture stream that is not a monitor): its playback is
     /// classified with the pseudo-property `recording = "yes"` while it lasts (browser and Electron calls
     /// look like any other playback otherwise). `properties` name the app as a stream's would.

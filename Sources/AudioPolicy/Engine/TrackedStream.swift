@@ -87,8 +87,13 @@ struct TrackedStream: Sendable {
 
     var interruptionClass: InterruptionClass { classification.interruptionClass }
 
-    /// When a primary stream's grace runs out (counting audible time only), nil while silent.
-    var graceEnds: Milliseconds? { audibility.graceEnds(after: interruptionClass.grace) }
+    /// When a primary stream's grace runs out (counting audible time only), nil while silent; held back
+    /// while a meter's first verdict is pending, for at most ``Audibility/verdictWait``.
+    var graceEnds: Milliseconds? {
+        guard let ends = audibility.graceEnds(after: interruptionClass.grace) else { return nil }
+        guard let pending = audibility.verdictPendingSince else { return ends }
+        return max(ends, pending + Audibility.verdictWait)
+    }
 
     /// When a silent stream stops interrupting: its class's `release-after`, then its hold.
     var silenceEndsInterruption: Milliseconds? {

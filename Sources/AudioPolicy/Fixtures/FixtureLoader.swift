@@ -24,7 +24,7 @@ import TOMLKit
 /// `volume = ID` + `level` (linear 0…1.5), `mute = ID` + `muted`, `playing = ID`, `paused = ID`,
 /// `interrupt = TOKEN` + `class` (+ `properties`), `release = TOKEN`, `change = ID` + `properties`,
 /// `player-gone = "org.mpris.MediaPlayer2.NAME"` (the player's app quit), `audible = ID` / `silent = ID`
-/// (what the stream's monitor says), `capture = ID` (+ `properties`: an app records from a microphone)
+/// (what the stream's monitor says), `measuring = ID` (a meter started; its verdict is pending), `capture = ID` (+ `properties`: an app records from a microphone)
 /// and `capture-end = ID`.
 /// An `[[expect]]` has `at` and either `stream = ID` as above or `now-playing = ID` (`""` for none).
 /// Steps run by `at`; steps at the same time run in file order. Class names are checked by the runner,
@@ -66,7 +66,7 @@ public enum FixtureLoader {
     private typealias StepReader = (TOMLTable, TOMLKeyPath, SourceLocation, TOMLReader) -> FixtureStep.Action?
 
     static let eventVerbs = ["start", "end", "volume", "mute", "playing", "paused", "interrupt", "release", "change",
-                            "player-gone", "audible", "silent", "capture", "capture-end"]
+                            "player-gone", "audible", "silent", "measuring", "capture", "capture-end"]
     /// The keys each verb takes besides `at`; the first list is required.
     static let eventOptions: [String: (required: [String], optional: [String])] = [
         "start": ([], ["properties", "player"]),
@@ -154,6 +154,7 @@ extension FixtureLoader {
             case "release": return .event(.interruptionEnded(token: id))
             case "player-gone": return .event(.playerGone(PlayerID(id.rawValue)))
             case "audible", "silent": return .event(.audibility(id, audible: verb == "audible"))
+            case "measuring": return .event(.measuring(id))
             case "capture-end": return .event(.captureEnded(id))
             default: return nil
             }

@@ -12,7 +12,7 @@ import CPulse
 final class StreamMeters {
     private struct Entry {
         var meter: PeakMeter
-        var judge: Audibility
+        var judge: AudibilityDetector
         var reported: Bool
     }
 
@@ -23,15 +23,23 @@ final class StreamMeters {
     /// How many streams are measured now.
     var count: Int { entries.count }
 
-    /// Starts measuring a sink input that plays to `sink` (a meter already running is kept).
-    func start(_ index: UInt32, sink: UInt32, on pulse: PulseConnection) {
-        guard entries[index] == nil else { return }
+    /// Starts measuring a sink input that plays to `sink` (a meter already running is kept); true when a
+    /// new meter started, whose verdict will follow.
+    @discardableResult
+    func start(_ index: UInt32, sink: UInt32, on pulse: PulseConnection) -> Bool {
+        guard entries[index] == nil else { return false }
         guard let meter = pulse.meter(sinkInput: index, sink: sink, onPeak: { [weak self] peak in
             self?.peak(peak, of: index)
-        }) else { return }
-        meter.onEnd = { [weak self] _ in self?.entries[index] = nil }
-        entries[index] = Entry(meter: meter, judge: Audibility(startedAt: MainLoop.monotonicMicroseconds()),
+        }) else { return false }
+        meter.onEnd = { [weak self] _ in
+            // A meter that ends before its verdict (the stream moved away for good, the server refused
+            // it) leaves the stream to the engine's assumption: audible.
+            guard let self, let entry = self.entries.removeValue(forKey: index), !entry.reported else { return }
+            self.onAudibility(index, true)
+        }
+        entries[index] = Entry(meter: meter, judge: AudibilityDetector(startedAt: MainLoop.monotonicMicroseconds()),
                                reported: false)
+        return true
     }
 
     /// Stops measuring a sink input (it went away, or its sound no longer matters).

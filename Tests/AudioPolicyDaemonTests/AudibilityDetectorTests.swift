@@ -11,9 +11,9 @@ import Testing
 
     /// Feeds `peaks` one period apart from `start` (first at `start + period`); returns the
     /// transitions with the time they happened.
-    func feed(_ audibility: inout Audibility, _ peaks: [Float], from start: UInt64)
-        -> [(UInt64, Audibility.Transition)] {
-        var result: [(UInt64, Audibility.Transition)] = []
+    func feed(_ audibility: inout AudibilityDetector, _ peaks: [Float], from start: UInt64)
+        -> [(UInt64, AudibilityDetector.Transition)] {
+        var result: [(UInt64, AudibilityDetector.Transition)] = []
         for (n, peak) in peaks.enumerated() {
             let time = start + UInt64(n + 1) * period
             if let change = audibility.add(peak: peak, at: time) { result.append((time, change)) }
@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test func startsAudibleAndTurnsSilentOnlyAfterTheHangover() {
-        var audibility = Audibility(startedAt: 0)
+        var audibility = AudibilityDetector(startedAt: 0)
         #expect(audibility.isAudible)
         #expect(audibility.silentAt == 400_000)
         // Digital silence from the start: quiet peaks at 100, 200, 300 ms change nothing…
@@ -37,7 +37,7 @@ import Testing
     }
 
     @Test func oneLoudPeakMakesItAudibleAtOnce() {
-        var audibility = Audibility(startedAt: 0)
+        var audibility = AudibilityDetector(startedAt: 0)
         _ = feed(&audibility, [0, 0, 0, 0], from: 0)
         #expect(!audibility.isAudible)
         #expect(audibility.add(peak: loud, at: 500_000) == .becameAudible)
@@ -46,7 +46,7 @@ import Testing
     }
 
     @Test func gapsShorterThanTheHangoverAreNotSilence() {
-        var audibility = Audibility(startedAt: 0)
+        var audibility = AudibilityDetector(startedAt: 0)
         // Speech: 300 ms of sound, 300 ms pauses, for 6 s.
         let word: [Float] = [loud, loud, loud, quiet, quiet, quiet]
         let changes = feed(&audibility, Array(Array(repeating: word, count: 10).joined()), from: 0)
@@ -55,7 +55,7 @@ import Testing
     }
 
     @Test func silenceIsTimedFromTheLastSound() {
-        var audibility = Audibility(startedAt: 0)
+        var audibility = AudibilityDetector(startedAt: 0)
         let changes = feed(&audibility, [loud, loud] + Array(repeating: quiet, count: 10), from: 0)
         // Last sound at 200 ms: silent at the first quiet peak 400 ms later.
         #expect(changes.map(\.0) == [600_000])
@@ -64,11 +64,11 @@ import Testing
 
     @Test func peaksBetweenTheThresholdsKeepTheStateTheyFind() {
         // Audible stays audible: a quiet passage around −54 dBFS is still sound.
-        var playing = Audibility(startedAt: 0)
+        var playing = AudibilityDetector(startedAt: 0)
         #expect(feed(&playing, Array(repeating: between, count: 30), from: 0).isEmpty)
         #expect(playing.isAudible)
         // Silent stays silent: the same level does not wake a silent stream.
-        var silent = Audibility(startedAt: 0)
+        var silent = AudibilityDetector(startedAt: 0)
         _ = feed(&silent, Array(repeating: quiet, count: 5), from: 0)
         #expect(!silent.isAudible)
         #expect(feed(&silent, Array(repeating: between, count: 30), from: 500_000).isEmpty)
@@ -76,8 +76,8 @@ import Testing
     }
 
     @Test func aToneAndDigitalSilenceComeOutDifferently() {
-        var tone = Audibility(startedAt: 0)
-        var silence = Audibility(startedAt: 0)
+        var tone = AudibilityDetector(startedAt: 0)
+        var silence = AudibilityDetector(startedAt: 0)
         _ = feed(&tone, Array(repeating: 0.4, count: 30), from: 0)
         _ = feed(&silence, Array(repeating: 0, count: 30), from: 0)
         #expect(tone.isAudible)
@@ -85,21 +85,21 @@ import Testing
     }
 
     @Test func thresholdsAreTheDocumentedOnes() {
-        let settings = Audibility.Settings()
+        let settings = AudibilityDetector.Settings()
         // −50 dBFS and −60 dBFS, 400 ms.
         #expect(abs(20 * log10(Double(settings.audibleAbove)) + 50) < 0.01)
         #expect(abs(20 * log10(Double(settings.silentBelow)) + 60) < 0.01)
         #expect(settings.hangover == 400_000)
         // Exactly at the audible threshold is not above it; exactly at the silent one is not below.
-        var audibility = Audibility(startedAt: 0)
+        var audibility = AudibilityDetector(startedAt: 0)
         _ = feed(&audibility, Array(repeating: 0, count: 5), from: 0)
         #expect(audibility.add(peak: settings.audibleAbove, at: 600_000) == nil)
-        var playing = Audibility(startedAt: 0)
+        var playing = AudibilityDetector(startedAt: 0)
         #expect(feed(&playing, Array(repeating: settings.silentBelow, count: 10), from: 0).isEmpty)
     }
 
     @Test func nanIsNoEvidenceAndTimeGoingBackIsNoSilence() {
-        var audibility = Audibility(startedAt: 1_000_000)
+        var audibility = AudibilityDetector(startedAt: 1_000_000)
         #expect(audibility.add(peak: .nan, at: 2_000_000) == nil)
         #expect(audibility.isAudible)
         // A peak stamped before the start cannot have lasted a hangover.

@@ -17,12 +17,12 @@
 /// tells a caller when a silence would be due, should it want a timer.
 ///
 /// ```swift
-/// var audibility = Audibility(startedAt: now)
+/// var audibility = AudibilityDetector(startedAt: now)
 /// meter.onPeak = { peak in
 ///     if let change = audibility.add(peak: peak, at: MainLoop.monotonicMicroseconds()) { … }
 /// }
 /// ```
-public struct Audibility: Equatable, Sendable {
+public struct AudibilityDetector: Equatable, Sendable {
     public enum Transition: Equatable, Sendable {
         case becameAudible
         case becameSilent
