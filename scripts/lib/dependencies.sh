@@ -5,7 +5,11 @@
 RUNTIME_PACKAGES=(libpulse-dev libdbus-1-dev pulseaudio pulseaudio-utils)
 # Needed by the tests: real servers, real players, real measurements.
 TEST_PACKAGES=(libasound2-dev libasound2-plugins alsa-utils pipewire pipewire-pulse wireplumber dbus
-               mpv mpv-mpris playerctl sox tmux)
+               mpv mpv-mpris playerctl sox tmux
+               # Real apps nobody here wrote (Tests/RealApps): browsers under Xvfb, the screen reader's
+               # speech server, libcanberra's event sounds.
+               chromium firefox-esr xvfb xauth speech-dispatcher speech-dispatcher-espeak-ng espeak-ng
+               libcanberra-pulse gnome-session-canberra)
 
 install_missing() {
     local missing=()
