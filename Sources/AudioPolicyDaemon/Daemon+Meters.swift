@@ -13,8 +13,14 @@ extension Daemon {
 
     /// A meter's verdict, for the engine.
     func audibilityMeasured(_ index: UInt32, audible: Bool) {
-        guard streams[index] != nil else { return }
+        guard let live = streams[index] else { return }
+        let peakAt = MainLoop.monotonicMicroseconds()
+        let rampsBefore = ramps.startedCount
         feed(.audibility(Self.streamID(index), audible: audible))
+        if recordReactionTimes, audible, ramps.startedCount != rampsBefore {
+            audibilityReactionTimes.append(ReactionTime(announced: live.seenAt, described: peakAt,
+                                                        acted: MainLoop.monotonicMicroseconds()))
+        }
     }
 
     // MARK: - Microphones

@@ -67,6 +67,9 @@ public final class Daemon {
     /// From the server announcing a stream to our volume requests, for `bench`.
     public var reactionTimes: [ReactionTime] = []
     public var recordReactionTimes = false
+    /// From a measured stream's first loud peak to the ducks it caused (`announced`: when the stream
+    /// appeared; `described`: the peak arrived; `acted`: requests sent), for `bench`.
+    public var audibilityReactionTimes: [ReactionTime] = []
     /// Called when the daemon has connected and applied the policy to the streams already there.
     public var onReady: () -> Void = {}
     /// What the daemon has changed and not yet put back, on disk (Journal/, Daemon+Journal).

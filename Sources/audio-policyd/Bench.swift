@@ -51,6 +51,12 @@ struct Bench: ParsableCommand {
         print("    of which the daemon, answer in hand -> requests sent (µs): "
             + (result.daemonShare.map(String.init(describing:)) ?? "no samples"))
         print("  idle wake-ups with \(result.streams) streams \(result.corked ? "alive" : "playing"): \(result.idleWakeups) in \(result.idleSeconds) s")
+        print(String(format: "  a silent screen-reader stream open next to the music (measured): %.1f wake-ups/s, %.2f ms CPU/s",
+                     result.measuredWakeupsPerSecond, result.measuredCPUMillisecondsPerSecond))
+        print("  a phrase after silence in an open stream, first loud peak -> duck requests (µs): "
+            + (result.audibleDaemonShare.map(String.init(describing:)) ?? "no samples"))
+        print("    from the phrase's first sound due -> duck requests (µs, estimate): "
+            + (result.audibleTotal.map(String.init(describing:)) ?? "no samples"))
         print("  memory: \(result.residentKiB / 1024) MiB resident, \(result.peakResidentKiB / 1024) MiB peak")
     }
 

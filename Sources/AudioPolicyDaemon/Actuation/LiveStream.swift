@@ -8,6 +8,8 @@ struct LiveStream {
     var factor: Double = 1
     /// Whether the mute fallback has muted it (so stop and repair unmute it).
     var policyMuted = false
+    /// When the daemon first heard of it (monotonic µs): `bench` times a sound's start from here.
+    let seenAt = MainLoop.monotonicMicroseconds()
 
     init(_ input: SinkInput) {
         self.input = input

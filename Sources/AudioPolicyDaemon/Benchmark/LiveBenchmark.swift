@@ -25,7 +25,20 @@ public final class LiveBenchmark {
         public var idleWakeups: Int
         public var residentKiB: Int
         public var peakResidentKiB: Int
+        /// With the music, a silent speech-dispatcher stream open (measured, since it would duck the
+        /// music if it spoke): wake-ups per second, and CPU (ms per s) of the whole process.
+        public var measuredWakeupsPerSecond: Double = 0
+        public var measuredCPUMillisecondsPerSecond: Double = 0
+        /// Phrases that start after 1.5 s of silence in an open stream: the meter's first loud peak to
+        /// the duck requests (the daemon's part), µs.
+        public var audibleDaemonShare: Percentiles?
+        /// The same, from the moment the phrase's first sound was due (stream seen + 1.5 s): meter, server
+        /// buffering and daemon together, µs (an estimate: the stream's own start latency counts too).
+        public var audibleTotal: Percentiles?
     }
+
+    /// The silence before each phrase of the audibility benchmark, ms.
+    static let phraseLead = 1500
 
     let streamCount: Int
     let corked: Bool
@@ -149,12 +162,12 @@ public final class LiveBenchmark {
         return true
     }
 
-    /// Plays silence as a stream with the given properties until terminated.
-    func play(_ properties: [String: String]) -> Process? {
+    /// Plays silence (or the WAV `file`) as a stream with the given properties until terminated.
+    func play(_ properties: [String: String], file: String? = nil) -> Process? {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/pacat")
-        process.arguments = ["--playback", "--latency-msec=200"]
-            + properties.sorted { $0.key < $1.key }.map { "--property=\($0.key)=\($0.value)" } + ["/dev/zero"]
+        process.executableURL = URL(fileURLWithPath: file == nil ? "/usr/bin/pacat" : "/usr/bin/paplay")
+        process.arguments = (file == nil ? ["--playback", "--latency-msec=200"] : ["--latency-msec=50"])
+            + properties.sorted { $0.key < $1.key }.map { "--property=\($0.key)=\($0.value)" } + [file ?? "/dev/zero"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         do {
@@ -179,6 +192,13 @@ public final class LiveBenchmark {
         var idleStart = ProcessStats.current()
         var started = false
         var waitedTicks = 0
+        var idleEnd = ProcessStats.current()
+        var speech: Process?
+        var measuredStart = (ProcessStats.current(), 0)
+        var measuredWakeups = 0.0
+        var measuredCPU = 0.0
+        var phraseFile = ""
+        var phrasesLeft = 0
 
         init(benchmark: LiveBenchmark, daemon: Daemon) {
             self.benchmark = benchmark
@@ -226,7 +246,7 @@ public final class LiveBenchmark {
                 // Let the last restore ramp finish, then count wake-ups while idle.
                 return after(2000) { [unowned self] in
                     self.idleStart = ProcessStats.current()
-                    self.after(UInt64(self.benchmark.idleSeconds) * 1000, self.finish)
+                    self.after(UInt64(self.benchmark.idleSeconds) * 1000, self.measureIdle)
                 }
             }
             promptsLeft -= 1
@@ -246,8 +266,85 @@ public final class LiveBenchmark {
             after(1800, nextPrompt)
         }
 
+        func measureIdle() {
+            idleEnd = ProcessStats.current()
+            // A screen reader's stream, open and silent next to the music: measured.
+            speech = benchmark.play(Self.speech)
+            after(3000) { [unowned self] in
+                self.measuredStart = (ProcessStats.current(), Self.cpuMicroseconds())
+                self.after(UInt64(self.benchmark.idleSeconds) * 1000, self.measureSilentSpeech)
+            }
+        }
+
+        func measureSilentSpeech() {
+            let (start, cpu) = measuredStart
+            let seconds = Double(benchmark.idleSeconds)
+            measuredWakeups = Double(ProcessStats.current().contextSwitches - start.contextSwitches - 1) / seconds
+            measuredCPU = Double(Self.cpuMicroseconds() - cpu) / 1000 / seconds
+            speech?.terminate()
+            guard let file = try? Self.phraseFile() else { return fail("cannot write the phrase file") }
+            phraseFile = file
+            phrasesLeft = 10
+            daemon.audibilityReactionTimes = []
+            daemon.recordReactionTimes = true
+            after(2500, nextPhrase)
+        }
+
+        func nextPhrase() {
+            guard phrasesLeft > 0 else {
+                daemon.recordReactionTimes = false
+                try? FileManager.default.removeItem(atPath: phraseFile)
+                return finish()
+            }
+            phrasesLeft -= 1
+            seen = daemon.audibilityReactionTimes.count
+            speech = benchmark.play(Self.speech, file: phraseFile)
+            waitedTicks = 0
+            after(100, waitForPhrase)
+        }
+
+        func waitForPhrase() {
+            waitedTicks += 1
+            guard daemon.audibilityReactionTimes.count > seen else {
+                return waitedTicks > 80 ? fail("no duck for a phrase after its silence") : after(100, waitForPhrase)
+            }
+            speech?.terminate()
+            after(3000, nextPhrase)
+        }
+
+        static let speech = ["application.name": "speech-dispatcher-espeak-ng",
+                             "application.process.binary": "sd_espeak-ng", "media.name": "playback"]
+
+        /// 1.5 s of digital silence, then 0.8 s of a 1 kHz tone: a phrase after a pause, as a WAV file.
+        static func phraseFile() throws -> String {
+            let rate = 48000
+            let lead = rate * LiveBenchmark.phraseLead / 1000, tone = rate * 8 / 10
+            var samples = [Int16](repeating: 0, count: lead + tone)
+            for i in 0..<tone {
+                samples[lead + i] = Int16(12000 * sin(2 * Double.pi * 1000 * Double(i) / Double(rate)))
+            }
+            var data = Data()
+            func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
+            data.append(contentsOf: Array("RIFF".utf8)); append(UInt32(36 + samples.count * 2))
+            data.append(contentsOf: Array("WAVEfmt ".utf8)); append(UInt32(16)); append(UInt16(1)); append(UInt16(1))
+            append(UInt32(rate)); append(UInt32(rate * 2)); append(UInt16(2)); append(UInt16(16))
+            data.append(contentsOf: Array("data".utf8)); append(UInt32(samples.count * 2))
+            for sample in samples { append(sample) }
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("audio-policyd-bench-phrase-\(getpid()).wav").path
+            try data.write(to: URL(fileURLWithPath: path))
+            return path
+        }
+
+        static func cpuMicroseconds() -> Int {
+            var usage = rusage()
+            getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+            return (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000
+                + Int(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
+        }
+
         func finish() {
-            let end = ProcessStats.current()
+            let end = idleEnd
+            let phrases = daemon.audibilityReactionTimes
             benchmark.result = Result(
                 server: daemon.serverName, streams: benchmark.streamCount, corked: benchmark.corked,
                 reaction: Percentiles(daemon.reactionTimes.map { Double($0.total) }),
@@ -256,7 +353,10 @@ public final class LiveBenchmark {
                 idleSeconds: benchmark.idleSeconds,
                 // The benchmark's own timer woke the process once to end the idle period.
                 idleWakeups: max(0, end.contextSwitches - idleStart.contextSwitches - 1),
-                residentKiB: end.residentKiB, peakResidentKiB: end.peakResidentKiB)
+                residentKiB: end.residentKiB, peakResidentKiB: end.peakResidentKiB,
+                measuredWakeupsPerSecond: measuredWakeups, measuredCPUMillisecondsPerSecond: measuredCPU,
+                audibleDaemonShare: Percentiles(phrases.map { Double($0.daemon) }),
+                audibleTotal: Percentiles(phrases.map { Double(Int($0.total) - LiveBenchmark.phraseLead * 1000) }))
             for child in benchmark.children where child.isRunning { child.terminate() }
             daemon.stop()
         }
