@@ -1,37 +1,76 @@
 /// Which streams' sound is measured: only those whose audibility can change a decision, so that music
 /// playing alone (or anything nothing depends on) costs the shell no meter and the daemon no wake-ups.
 extension Engine {
+    /// The streams a candidate could act on, summed up per app and class: one pass over the streams,
+    /// so that asking for each candidate costs the number of apps, not the number of streams.
+    private struct Targets {
+        struct Group {
+            var cls: InterruptionClass
+            /// The earliest activation among them: a same-class interrupter acts only on older streams.
+            var firstActivation: Int
+            /// Whether any of them has no player (or is held paused by us): a primary past its grace
+            /// acts only on those, having paused the players for good.
+            var anyWithoutPlayer: Bool
+        }
+
+        private(set) var byApp: [String: [Group]] = [:]
+
+        mutating func add(_ stream: TrackedStream) {
+            let cls = stream.interruptionClass
+            let withoutPlayer = stream.player == nil || stream.pausedBy != nil
+            var groups = byApp[stream.app, default: []]
+            if let position = groups.firstIndex(where: { $0.cls.name == cls.name }) {
+                groups[position].firstActivation = min(groups[position].firstActivation, stream.activation)
+                groups[position].anyWithoutPlayer = groups[position].anyWithoutPlayer || withoutPlayer
+            } else {
+                groups.append(Group(cls: cls, firstActivation: stream.activation, anyWithoutPlayer: withoutPlayer))
+            }
+            byApp[stream.app] = groups
+        }
+    }
+
     /// Asks the shell to start or stop measuring streams, after a decision changed who matters.
     mutating func updateMeasurements(now: Milliseconds, into out: inout [Command]) {
         var wanted: [StreamID] = []
+        var candidates: [Int] = []
+        var targets = Targets()
         for position in streams.indices {
             let glance = streams.glance(at: position)
             guard glance.isLive, !glance.isHook, glance.kind != .mix else { continue }
             let stream = streams[position: position]
-            if needsMeasuring(stream) { wanted.append(stream.id) }
+            if stream.playing || stream.pausedBy != nil { targets.add(stream) }
+            guard stream.playing, stream.pausedBy == nil else { continue }
+            if stream.interruptionClass.kind == .primary, !stream.escalated {
+                // Its grace counts audible time.
+                wanted.append(stream.id)
+            } else if stream.interruptionClass.releaseAfter != nil {
+                candidates.append(position)
+            }
+        }
+        for position in candidates where actsOnAnother(streams[position: position], targets) {
+            wanted.append(streams[position: position].id)
         }
         let wantedSet = Set(wanted)
         guard wantedSet != measured else { return }
         for id in measured.subtracting(wantedSet).sorted() { out.append(.measure(id, false)) }
-        for id in wanted where !measured.contains(id) { out.append(.measure(id, true)) }
+        for position in streams.indices {
+            let id = streams[position: position].id
+            if wantedSet.contains(id), !measured.contains(id) { out.append(.measure(id, true)) }
+        }
         measured = wantedSet
     }
 
-    /// Whether a stream's sound can change a decision: a primary in its grace (the grace counts audible
-    /// time), or a stream acting on another app's stream that silence would release.
-    private func needsMeasuring(_ stream: TrackedStream) -> Bool {
-        guard stream.playing, stream.pausedBy == nil else { return false }
+    /// Whether a stream is acting on another app's stream that its silence would release.
+    private func actsOnAnother(_ stream: TrackedStream, _ targets: Targets) -> Bool {
         let cls = stream.interruptionClass
-        if cls.kind == .primary, !stream.escalated { return true }
-        guard cls.releaseAfter != nil else { return false }
-        for position in streams.indices where streams.glance(at: position).kind != .mix {
-            let other = streams[position: position]
-            guard other.isLive, !other.isHook, affects(stream, other),
-                  other.playing || other.pausedBy != nil else { continue }
-            // A primary past its grace paused the players it outranks for good; only the streams it holds
-            // muted (no player) wait for it to fall silent.
-            if cls.kind == .primary, other.player != nil, other.pausedBy == nil { continue }
-            return true
+        for (app, groups) in targets.byApp where app != stream.app {
+            for group in groups where policy.interrupts(cls, group.cls) {
+                if cls.name == group.cls.name, stream.activation <= group.firstActivation { continue }
+                // A primary past its grace paused the players it outranks for good; only the streams it
+                // holds muted (no player) wait for it to fall silent.
+                if cls.kind == .primary, !group.anyWithoutPlayer { continue }
+                return true
+            }
         }
         return false
     }

@@ -29,16 +29,16 @@ public final class LiveBenchmark {
         /// music if it spoke): wake-ups per second, and CPU (ms per s) of the whole process.
         public var measuredWakeupsPerSecond: Double = 0
         public var measuredCPUMillisecondsPerSecond: Double = 0
-        /// Phrases that start after 1.5 s of silence in an open stream: the meter's first loud peak to
+        /// Phrases that start after 4 s of silence in an open stream: the meter's first loud peak to
         /// the duck requests (the daemon's part), µs.
         public var audibleDaemonShare: Percentiles?
-        /// The same, from the moment the phrase's first sound was due (stream seen + 1.5 s): meter, server
+        /// The same, from the moment the phrase's first sound was due (stream seen + the silent lead): meter, server
         /// buffering and daemon together, µs (an estimate: the stream's own start latency counts too).
         public var audibleTotal: Percentiles?
     }
 
     /// The silence before each phrase of the audibility benchmark, ms.
-    static let phraseLead = 1500
+    static let phraseLead = 4000
 
     let streamCount: Int
     let corked: Bool
@@ -315,7 +315,7 @@ public final class LiveBenchmark {
         static let speech = ["application.name": "speech-dispatcher-espeak-ng",
                              "application.process.binary": "sd_espeak-ng", "media.name": "playback"]
 
-        /// 1.5 s of digital silence, then 0.8 s of a 1 kHz tone: a phrase after a pause, as a WAV file.
+        /// 4 s of digital silence (the screen reader's duck released meanwhile), then 0.8 s of a 1 kHz tone: a phrase after a pause, as a WAV file.
         static func phraseFile() throws -> String {
             let rate = 48000
             let lead = rate * LiveBenchmark.phraseLead / 1000, tone = rate * 8 / 10
