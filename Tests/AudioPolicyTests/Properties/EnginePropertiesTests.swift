@@ -1,0 +1,369 @@
+@testable import AudioPolicy
+import Foundation
+import Testing
+
+/// Engine invariants over random sequences of every event the engine takes, on every shipped policy.
+///
+/// Each test runs `PROPERTY_SEQUENCES` sequences (default 20,000; 5–40 steps each) from a fixed base
+/// seed (`PROPERTY_SEED` to change it; `PROPERTY_REPLAY=0xSEED` to run one sequence). A failure is
+/// shrunk and written as a fixture under `$TMPDIR/audio-policyd-properties/` (and into
+/// `PROPERTY_FIXTURES_DIR` when set) that `audio-policyd test` replays; events the fixture format cannot
+/// express (policy reloads, `playerChanged`, `pauseIgnored`, `nowPlayingClaimed`, extra ticks) are
+/// written as comments, and the message says whether the fixture reproduces the failure without them.
+@Suite("EngineProperties")
+struct EnginePropertiesTests {
+    static let environment = ProcessInfo.processInfo.environment
+    static let sequences = environment["PROPERTY_SEQUENCES"].flatMap(Int.init) ?? 20_000
+
+    static func seed(_ text: String?) -> UInt64? {
+        guard let text else { return nil }
+        return text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16) : UInt64(text)
+    }
+
+    /// Runs `count` sequences against property `P`; records an issue (shrunk, with its fixture) for each
+    /// of the first few failures. Returns how many sequences ran.
+    @discardableResult
+    static func check<P: EngineProperty>(_ p: P.Type, base: UInt64, count: Int = sequences,
+                                         determinism: Bool = false) -> Int {
+        var seeds: [UInt64]
+        if let replay = seed(environment["PROPERTY_REPLAY"]) {
+            seeds = [replay]
+        } else {
+            let start = seed(environment["PROPERTY_SEED"]) ?? base
+            var mixer = SplitMix64(seed: start)
+            seeds = (0..<count).map { _ in mixer.next() }
+        }
+        var failures = 0
+        for seed in seeds {
+            var generator: PropertyGenerator? = PropertyGenerator(seed: seed)
+            var testCase = PropertyCase(seed: seed, policyIndex: generator!.policyIndex, steps: [], survivor: nil)
+            let run = PropertyDriver.run(p, &testCase, generator: &generator)
+            if determinism {
+                let again = PropertyDriver.replay(p, testCase)
+                if again.outputs != run.outputs {
+                    let first = Array(zip(again.outputs, run.outputs)).firstIndex { $0.0 != $0.1 } ?? min(again.outputs.count, run.outputs.count)
+                    Issue.record(Comment(rawValue: """
+                        [\(P.name)] seed 0x\(String(seed, radix: 16)): the same sequence gave different commands \
+                        at engine call \(first): \(first < run.outputs.count ? "\(run.outputs[first])" : "nothing") \
+                        then \(first < again.outputs.count ? "\(again.outputs[first])" : "nothing")
+                        """))
+                    failures += 1
+                }
+            }
+            guard let violation = run.violation else { continue }
+            failures += 1
+            report(p, testCase, run: run, violation: violation)
+            if failures >= 3 { break }
+        }
+        return seeds.count
+    }
+
+    static func report<P: EngineProperty>(_ p: P.Type, _ testCase: PropertyCase, run: PropertyRun,
+                                          violation: Violation) {
+        let shrunk = PropertyDriver.shrink(p, testCase, failingStep: run.failingStep)
+        let shrunkRun = PropertyDriver.replay(p, shrunk)
+        let final = shrunkRun.violation ?? violation
+        let written = PropertyDriver.writeFixture(name: P.name, testCase: shrunk, run: shrunkRun.violation == nil ? run : shrunkRun,
+                                                  summary: final.message)
+        let steps = shrunkRun.transcript.map { "  \($0.time) ms: \(PropertyDriver.describe($0.action))" }
+            .joined(separator: "\n")
+        Issue.record(Comment(rawValue: """
+            [\(P.name)] seed 0x\(String(testCase.seed, radix: 16)) (policy \(PropertyPolicies.all[testCase.policyIndex].name)): \
+            \(final.message)
+            shrunk from \(testCase.steps.count) to \(shrunk.steps.count) steps:
+            \(steps)
+            fixture: \(written.paths.joined(separator: ", ")) — \
+            \(written.reproduces ? "fails under `audio-policyd test` as it should"
+                : final.expectations.isEmpty ? "no expectation can state this one"
+                : "does NOT reproduce under `audio-policyd test` (\(written.unexpressible) step(s) written as comments)")
+            replay: PROPERTY_REPLAY=0x\(String(testCase.seed, radix: 16))
+            """))
+    }
+
+    // MARK: - The invariants
+
+    @Test("1. once every interruption is over, no surviving stream is left ducked or muted")
+    func nothingLeftDucked() {
+        withKnownIssue("a stream ducked by a speech hook, then paused for good by a primary hook, stays ducked (Tests/Fixtures/properties-known)", isIntermittent: true) {
+            Self.check(QuiescenceProperty.self, base: 0x1111)
+        } matching: { issue in
+            let text = issue.comments.map(\.rawValue).joined()
+            return text.contains("left changed")
+        }
+    }
+
+    @Test("2. never resumes what the user paused, nor what it paused for good")
+    func neverResumesUnwanted() {
+        Self.check(ResumeProperty.self, base: 0x2222)
+    }
+
+    @Test("3. the user's volume and mute are never overwritten during the interruption")
+    func userWins() {
+        withKnownIssue("a stream the user muted while the policy's mute fallback held it is unmuted by the engine (Tests/Fixtures/properties-known)", isIntermittent: true) {
+            Self.check(UserWinsProperty.self, base: 0x3333)
+        } matching: { issue in
+            let text = issue.comments.map(\.rawValue).joined()
+            return text.contains("which the user had muted")
+        }
+    }
+
+    @Test("4. Now Playing is a heard primary stream, a primary hook, or a claim")
+    func nowPlayingIsSane() {
+        withKnownIssue("Now Playing falls back to a stream no longer eligible: never heard, or reclassified away from primary (Tests/Fixtures/properties-known)", isIntermittent: true) {
+            Self.check(NowPlayingProperty.self, base: 0x4444)
+        } matching: { issue in
+            let text = issue.comments.map(\.rawValue).joined()
+            return text.contains("never heard") || text.contains("a stream of class")
+        }
+    }
+
+    @Test("5a. the same sequence gives the same commands")
+    func deterministic() {
+        withKnownIssue("after yieldVolume on a policy-muted stream, the user's unmute ramps from 0 (Tests/Fixtures/properties-known)", isIntermittent: true) {
+            Self.check(RampContinuityProperty.self, base: 0x5555, count: Self.sequences / 2, determinism: true)
+        } matching: { issue in
+            let text = issue.comments.map(\.rawValue).joined()
+            return text.contains("starts from 0.0, but the engine last left it at 1.0")
+        }
+    }
+
+    @Test("5b. every ramp starts where the engine last left the stream")
+    func rampsAreContinuous() {
+        withKnownIssue("after yieldVolume on a policy-muted stream, the user's unmute ramps from 0 (Tests/Fixtures/properties-known)", isIntermittent: true) {
+            Self.check(RampContinuityProperty.self, base: 0x6666)
+        } matching: { issue in
+            let text = issue.comments.map(\.rawValue).joined()
+            return text.contains("starts from 0.0, but the engine last left it at 1.0")
+        }
+    }
+}
+
+// MARK: - 1. Quiescence
+
+struct QuiescenceProperty: EngineProperty {
+    static let name = "quiescence"
+    static let wantsQuiescence = true
+    var shell = ShellModel()
+
+    mutating func observe(_ step: Observed, engine: Engine) -> Violation? {
+        _ = shell.apply(step)
+        return nil
+    }
+
+    mutating func quiescent(engine: Engine, now: Milliseconds, survivors: [StreamID]) -> Violation? {
+        for id in survivors {
+            let factor = engine.factor(of: id, at: now) ?? 1
+            let told = shell.factor(id, at: now)
+            let problems = [
+                abs(factor - 1) > 1e-9 ? "factor \(factor)" : nil,
+                engine.isMuted(id) ? "muted by the policy" : nil,
+                abs(told - 1) > 1e-9 ? "the shell was last told factor \(told)" : nil,
+                shell.streams[id]?.muted == true ? "the shell was last told to mute it" : nil,
+                engine.state(of: id, at: now) == .ducked ? "state ducked" : nil,
+                engine.streams[id]?.pausedBy == .player ? "still held paused (to be resumed)" : nil,
+            ].compactMap { $0 }
+            if !problems.isEmpty {
+                return Violation(
+                    message: "stream \(id) left changed \(PropertyDriver.quiescenceWait / 1000) s after every other app's stream ended and every hook was released: \(problems.joined(separator: ", "))",
+                    expectations: [PropertyDriver.expectStream(id, at: now, ["volume = 1.0", "muted = false"])])
+            }
+        }
+        return nil
+    }
+}
+
+// MARK: - 2. Resume only what the engine paused to resume
+
+struct ResumeProperty: EngineProperty {
+    static let name = "resume"
+    enum Hold { case transient, forGood }
+    var hold: [StreamID: Hold] = [:]
+    var userPaused: Set<StreamID> = []
+
+    mutating func observe(_ step: Observed, engine: Engine) -> Violation? {
+        switch step.action {
+        case let .event(.streamStarted(id, _, _))?, let .event(.streamEnded(id))?:
+            hold[id] = nil
+            userPaused.remove(id)
+        case let .event(.playback(id, playing))?:
+            if playing {
+                userPaused.remove(id)
+                hold[id] = nil
+            } else if hold[id] == nil, engine.streams[id]?.isLive == true {
+                userPaused.insert(id) // the engine did not hold it paused: the user (or the app) paused it
+            }
+        default:
+            break
+        }
+        var resumed: Set<StreamID> = []
+        for command in step.commands {
+            switch command {
+            case let .resume(id, _):
+                let why: String? = userPaused.contains(id) ? "which the user paused"
+                    : hold[id] == .forGood ? "which it had paused for good"
+                    : hold[id] == nil ? "which it never paused" : nil
+                if let why {
+                    return Violation(message: "resumed \(id) at \(step.time) ms, \(why)",
+                                     expectations: [PropertyDriver.expectStream(id, at: step.time, ["state = \"paused\""])])
+                }
+                hold[id] = nil
+                resumed.insert(id)
+            case let .pause(id, _):
+                hold[id] = engine.streams[id]?.pausedBy == .player ? .transient : .forGood
+            default:
+                break
+            }
+        }
+        // A transient pause the engine let go of without resuming (escalation: "stays paused"; the player
+        // left) is never resumed.
+        for (id, kind) in hold where kind == .transient && !resumed.contains(id) && engine.streams[id]?.pausedBy != .player {
+            hold[id] = .forGood
+        }
+        return nil
+    }
+}
+
+// MARK: - 3. The user wins
+
+struct UserWinsProperty: EngineProperty {
+    static let name = "user-wins"
+    /// Per stream whose volume the user took over: the interruptions that were acting on it then, still acting.
+    var protected: [StreamID: Set<StreamID>] = [:]
+    var userMuted: Set<StreamID> = []
+
+    /// Whether `m` asks something of `x` now (the engine's own rules: in force, outranks, and a primary
+    /// past its grace asks nothing of a stream whose player it paused for good).
+    static func demands(_ engine: Engine, _ m: TrackedStream, on x: TrackedStream, at now: Milliseconds) -> Bool {
+        let kind = m.interruptionClass.kind
+        if kind == .mix { return false }
+        if let released = m.silenceEndsInterruption, now >= released { return false }
+        if kind == .short || kind == .primary, !(m.playing || m.endedAt != nil || m.isHook) { return false }
+        guard engine.affects(m, x) else { return false }
+        if kind == .primary, m.escalated, x.player != nil { return false }
+        return true
+    }
+
+    static func demanders(_ engine: Engine, on id: StreamID, at now: Milliseconds) -> Set<StreamID> {
+        guard let x = engine.streams[id], x.isLive, !x.isHook else { return [] }
+        return Set(engine.streams.values.filter { demands(engine, $0, on: x, at: now) }.map(\.id))
+    }
+
+    mutating func observe(_ step: Observed, engine: Engine) -> Violation? {
+        switch step.action {
+        case let .event(.streamStarted(id, _, _))?, let .event(.streamEnded(id))?:
+            protected[id] = nil
+            userMuted.remove(id)
+        case let .event(.userMute(id, muted))?:
+            if muted { userMuted.insert(id) } else { userMuted.remove(id) }
+        default:
+            break
+        }
+        for command in step.commands {
+            switch command {
+            case let .yieldVolume(id):
+                let acting = Self.demanders(engine, on: id, at: step.time)
+                protected[id] = acting.isEmpty ? nil : acting
+            case let .ramp(id, _, to, duration) where to < 1 - 1e-9:
+                if let acting = protected[id] {
+                    return Violation(
+                        message: "ducked \(id) to \(to) at \(step.time) ms after the user set its volume, while \(acting.sorted()) still interrupt it",
+                        expectations: [PropertyDriver.expectStream(id, at: step.time + duration, ["volume = 1.0"])])
+                }
+            case let .unmute(id, to, fade):
+                if userMuted.contains(id) {
+                    return Violation(message: "unmuted \(id) at \(step.time) ms, which the user had muted",
+                                     expectations: [PropertyDriver.expectStream(id, at: step.time, ["muted = true"])])
+                }
+                if to < 1 - 1e-9, let acting = protected[id] {
+                    return Violation(
+                        message: "unmuted \(id) to a duck (\(to)) at \(step.time) ms after the user set its volume, while \(acting.sorted()) still interrupt it",
+                        expectations: [PropertyDriver.expectStream(id, at: step.time + fade, ["volume = 1.0"])])
+                }
+            default:
+                break
+            }
+        }
+        // Interruptions that stopped acting are over for this purpose (even if they start again).
+        for (id, acting) in protected {
+            let still = acting.intersection(Self.demanders(engine, on: id, at: step.time))
+            protected[id] = still.isEmpty ? nil : still
+        }
+        return nil
+    }
+}
+
+// MARK: - 4. Now Playing
+
+struct NowPlayingProperty: EngineProperty {
+    static let name = "now-playing"
+    /// Whether the stream may have been heard (false: its first measurement since it started was silent
+    /// and nothing audible since). Lenient: anything that may have restarted it counts as heard.
+    var heard: [StreamID: Bool] = [:]
+    var measured: Set<StreamID> = []
+    var claims: Set<StreamID> = []
+    var owner: StreamID?
+
+    mutating func observe(_ step: Observed, engine: Engine) -> Violation? {
+        switch step.action {
+        case let .event(.streamStarted(id, _, _))?:
+            heard[id] = true
+            measured.remove(id)
+        case let .event(.audibility(id, audible))?:
+            if let stream = engine.streams[id], stream.isLive, !stream.isHook {
+                if audible { heard[id] = true } else if !measured.contains(id) { heard[id] = false }
+                measured.insert(id)
+            }
+        case let .event(.playback(id, true))?:
+            heard[id] = true
+        case let .event(.nowPlayingClaimed(token, _, _))?:
+            claims.insert(token)
+        default:
+            break
+        }
+        for command in step.commands {
+            switch command {
+            case let .resume(id, _), let .unmute(id, _, _):
+                heard[id] = true
+            case let .nowPlaying(new):
+                let previous = owner
+                owner = new
+                guard let new, !claims.contains(new), let stream = engine.streams[new] else { continue }
+                let kind = stream.interruptionClass.kind
+                var problem: String?
+                if kind != .primary {
+                    problem = "of class \(stream.interruptionClass.name) (kind \(kind))"
+                } else if !stream.isHook, heard[new] == false {
+                    problem = "never heard (its first measurement was silent)"
+                }
+                if let problem {
+                    return Violation(
+                        message: "Now Playing went to \(new) at \(step.time) ms, a stream \(problem)",
+                        expectations: ["[[expect]]\nat = \(step.time)\nnow-playing = \(PropertyDriver.quote(previous?.rawValue ?? ""))"])
+                }
+            default:
+                break
+            }
+        }
+        if engine.nowPlayingOwner != owner {
+            return Violation(message: "Now Playing is \(engine.nowPlayingOwner.map(\.rawValue) ?? "none") at \(step.time) ms but the last nowPlaying command said \(owner.map(\.rawValue) ?? "none")",
+                             expectations: [])
+        }
+        return nil
+    }
+}
+
+// MARK: - 5. Ramps start where the stream is
+
+struct RampContinuityProperty: EngineProperty {
+    static let name = "ramp-continuity"
+    var shell = ShellModel()
+
+    mutating func observe(_ step: Observed, engine: Engine) -> Violation? {
+        if let (id, expected, got) = shell.apply(step) {
+            return Violation(
+                message: "ramp for \(id) at \(step.time) ms starts from \(got), but the engine last left it at \(expected)",
+                expectations: [PropertyDriver.expectStream(id, at: step.time, ["volume = \(expected)"])])
+        }
+        return nil
+    }
+}

@@ -1,0 +1,322 @@
+@testable import AudioPolicy
+import Foundation
+
+// The world the property tests draw from: a seeded RNG, the shipped policies, realistic stream
+// identities (../shared/REAL-APPS.md), and a generator that reacts to the engine's commands the way a
+// shell and real players would (a paused player reports Paused, a measured stream gets a verdict).
+
+/// SplitMix64: small, fast, and the same on every platform, so a printed seed replays exactly.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &self) }
+    mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
+    mutating func pick<T>(_ items: [T]) -> T { items[Int.random(in: 0..<items.count, using: &self)] }
+}
+
+/// What a step of a sequence does: an engine event, a policy reload, or a tick at an arbitrary time.
+enum PropertyAction: Hashable, Sendable {
+    case event(Event)
+    /// ``Engine/replacePolicy(_:at:)`` with ``PropertyPolicies/all``[index].
+    case reload(Int)
+}
+
+/// One step: `gap` ms after the previous one (0 = the same instant), then `action`.
+struct PropertyStep: Hashable, Sendable {
+    var gap: Milliseconds
+    var action: PropertyAction
+}
+
+/// The shipped policies: the built-in default and every `policies/*.toml`.
+enum PropertyPolicies {
+    static let repository = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent() // Properties
+        .deletingLastPathComponent() // AudioPolicyTests
+        .deletingLastPathComponent() // Tests
+        .deletingLastPathComponent()
+
+    /// (name, absolute path or nil for the embedded default, policy).
+    static let all: [(name: String, path: String?, policy: Policy)] = {
+        var result: [(String, String?, Policy)] = [("embedded default", nil, .embeddedDefault)]
+        let folder = repository.appendingPathComponent("policies")
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+            .filter { $0.hasSuffix(".toml") }.sorted()
+        for file in files {
+            let path = folder.appendingPathComponent(file).path
+            do {
+                let text = try String(contentsOfFile: path, encoding: .utf8)
+                result.append((file, path, try PolicyLoader.load(text: text, file: path)))
+            } catch {
+                fatalError("cannot load \(path): \(error)")
+            }
+        }
+        return result
+    }()
+}
+
+/// A realistic stream identity: properties as the server reports them, and the app's MPRIS player.
+struct AppProfile: Sendable {
+    var properties: Properties
+    var player: String?
+}
+
+enum PropertyPool {
+    static let apps: [AppProfile] = [
+        // Players (no role, or music/video roles in both spellings).
+        .init(properties: ["application.name": "mpv", "application.process.binary": "mpv",
+                           "application.process.id": "2101", "media.name": "track.flac"],
+              player: "org.mpris.MediaPlayer2.mpv"),
+        .init(properties: ["media.role": "music", "application.name": "Spotify",
+                           "application.process.binary": "spotify", "application.process.id": "2102"],
+              player: "org.mpris.MediaPlayer2.spotify"),
+        .init(properties: ["media.role": "music", "application.name": "Spotify",
+                           "application.flatpak.id": "com.spotify.Client"],
+              player: "org.mpris.MediaPlayer2.spotify"),
+        .init(properties: ["application.name": "Firefox", "application.process.binary": "firefox-esr",
+                           "application.process.id": "2103", "media.name": "AudioCallbackDriver"],
+              player: "org.mpris.MediaPlayer2.firefox.instance_1_2103"),
+        .init(properties: ["application.name": "Chromium", "application.process.binary": "chromium",
+                           "application.process.id": "2104", "media.name": "Playback",
+                           "application.icon_name": "chromium-browser"],
+              player: "org.mpris.MediaPlayer2.chromium.instance2104"),
+        .init(properties: ["application.name": "Chromium", "media.name": "Playback"], player: nil),
+        .init(properties: ["media.role": "video", "application.name": "VLC media player (LibVLC 3.0.18)",
+                           "application.process.binary": "vlc", "application.process.id": "2118"],
+              player: "org.mpris.MediaPlayer2.vlc"),
+        .init(properties: ["media.role": "Music", "application.name": "Lollypop",
+                           "pipewire.access.portal.app_id": "org.gnome.Lollypop"],
+              player: "org.mpris.MediaPlayer2.Lollypop"),
+        .init(properties: ["media.role": "Movie", "application.name": "Totem", "application.process.id": "2128"],
+              player: "org.mpris.MediaPlayer2.totem"),
+        .init(properties: ["application.name": "telegram-desktop", "media.name": "Playback Stream",
+                           "application.process.id": "2117"], player: nil),
+        .init(properties: ["media.role": "Game", "application.name": "SDL Application",
+                           "application.process.binary": "wine64-preloader"], player: nil),
+        .init(properties: ["media.role": "podcast", "application.name": "gpodder", "application.process.id": "2112"],
+              player: "org.mpris.MediaPlayer2.gPodder"),
+        .init(properties: ["application.name": "Kasts", "application.id": "org.kde.kasts"],
+              player: "org.mpris.MediaPlayer2.kasts"),
+        // Calls.
+        .init(properties: ["application.name": "WEBRTC VoiceEngine", "application.process.binary": "Discord",
+                           "application.process.id": "2105", "media.name": "playStream"], player: nil),
+        .init(properties: ["application.name": "Chromium", "application.process.binary": "Discord",
+                           "application.process.id": "2105", "media.name": "Playback"], player: nil),
+        .init(properties: ["application.name": "ZOOM VoiceEngine", "application.process.binary": "zoom",
+                           "media.name": "playStream"], player: nil),
+        .init(properties: ["media.role": "phone", "application.name": "Skype"], player: nil),
+        .init(properties: ["media.role": "Communication", "application.name": "linphone",
+                           "application.process.id": "2115"], player: nil),
+        // Speech, prompts, notifications.
+        .init(properties: ["application.name": "speech-dispatcher-espeak-ng", "application.process.binary": "sd_espeak-ng",
+                           "application.process.id": "2107", "media.name": "playback"], player: nil),
+        .init(properties: ["application.name": "eSpeak", "media.name": "Text-to-Speech"], player: nil),
+        .init(properties: ["media.role": "Accessibility", "application.name": "orca", "application.process.id": "2121"],
+              player: nil),
+        .init(properties: ["media.role": "a11y", "application.name": "orca"], player: nil),
+        .init(properties: ["media.role": "event", "event.id": "message-new-instant", "application.name": "Mutter",
+                           "media.name": "message-new-instant"], player: nil),
+        .init(properties: ["media.role": "event", "event.id": "bell-window-system", "application.name": "Firefox",
+                           "application.process.id": "2103"], player: nil),
+        .init(properties: ["media.role": "alert", "application.name": "Plasma Desktop Notifier"], player: nil),
+        .init(properties: ["media.role": "Notification", "application.name": "swaync"], player: nil),
+        .init(properties: ["application.name": "ALSA plug-in [canberra-gtk-play]"], player: nil),
+        .init(properties: ["media.role": "Navigation", "application.name": "gnome-maps", "application.process.id": "2110"],
+              player: nil),
+        .init(properties: ["media.role": "navigation", "application.name": "osmand"], player: nil),
+        .init(properties: ["media.role": "Emergency", "application.name": "cell-broadcast"], player: nil),
+        .init(properties: ["media.role": "Assistant", "application.name": "mycroft"], player: nil),
+        // Infrastructure.
+        .init(properties: ["media.role": "filter", "application.name": "PulseAudio",
+                           "media.name": "Simultaneous output to Built-in Audio"], player: nil),
+        .init(properties: ["media.role": "Loopback", "application.name": "WirePlumber"], player: nil),
+        .init(properties: ["media.role": "test", "application.name": "speaker-test"], player: nil),
+        .init(properties: ["media.role": "production", "application.name": "obs"], player: nil),
+    ]
+
+    /// Apps recording from a microphone (browser and Electron calls, libwebrtc engines).
+    static let captures: [Properties] = [
+        ["application.name": "Chromium", "application.process.id": "2104", "media.name": "RecordStream"],
+        ["application.name": "Firefox", "application.process.id": "2103"],
+        ["application.name": "WEBRTC VoiceEngine", "application.process.binary": "Discord",
+         "application.process.id": "2105", "media.name": "recStream"],
+        ["application.name": "telegram-desktop", "application.process.id": "2117"],
+    ]
+
+    static let hookApps: [Properties] = [
+        [:], ["application.name": "gnome-clocks"], ["application.process.id": "2110"],
+        ["application.name": "mpv", "application.process.id": "2101"],
+    ]
+
+    static let extraPlayers = ["org.mpris.MediaPlayer2.kdeconnect", "org.mpris.MediaPlayer2.mpv",
+                               "org.mpris.MediaPlayer2.chromium.instance2104"]
+
+    static let streams: [StreamID] = (1...7).map { StreamID("s\($0)") }
+    static let hooks: [StreamID] = ["h1", "h2", "h3"]
+    static let capturesIDs: [StreamID] = ["c1", "c2"]
+    static let claims: [StreamID] = ["claim1", "claim2"]
+}
+
+/// Generates a sequence step by step, reacting to the engine's commands as the shell and players would.
+struct PropertyGenerator {
+    var rng: SplitMix64
+    let length: Int
+    let policyIndex: Int
+    private var produced = 0
+    private var live: [StreamID: PlayerID?] = [:]
+    private var liveOrder: [StreamID] = []
+    private var hooks: [StreamID] = []
+    private var captures: [StreamID] = []
+    private var players: [PlayerID] = []
+    /// Steps owed to what happened (a player's echo, a meter's verdict), in order.
+    private var queue: [PropertyStep] = []
+    /// Taken next, whatever else is queued (a stream created corked).
+    private var forced: PropertyStep?
+
+    init(seed: UInt64) {
+        rng = SplitMix64(seed: seed)
+        length = rng.int(5...40)
+        policyIndex = rng.int(0...(PropertyPolicies.all.count - 1))
+    }
+
+    /// The gap before the next step: often 0 (same-instant orders), else up to a few seconds.
+    private mutating func gap() -> Milliseconds {
+        let r = rng.int(0...99)
+        if r < 40 { return 0 }
+        if r < 70 { return rng.int(1...300) }
+        if r < 90 { return rng.int(301...2000) }
+        return rng.int(2001...5000)
+    }
+
+    mutating func next(after commands: [Command]) -> PropertyStep? {
+        react(to: commands)
+        guard produced < length else { return nil }
+        produced += 1
+        let step: PropertyStep
+        if let forced {
+            step = forced
+            self.forced = nil
+        } else if !queue.isEmpty, rng.chance(0.6) {
+            step = queue.removeFirst()
+        } else {
+            step = fresh()
+        }
+        track(step)
+        return step
+    }
+
+    private mutating func react(to commands: [Command]) {
+        for command in commands {
+            switch command {
+            case let .pause(id, _):
+                if rng.chance(0.7) { queue.append(PropertyStep(gap: rng.int(0...40), action: .event(.playback(id, playing: false)))) }
+                else if rng.chance(0.2) { queue.append(PropertyStep(gap: rng.int(200...2000), action: .event(.pauseIgnored(id)))) }
+            case let .resume(id, _):
+                if rng.chance(0.7) { queue.append(PropertyStep(gap: rng.int(0...40), action: .event(.playback(id, playing: true)))) }
+            case let .measure(id, true):
+                if rng.chance(0.5) { queue.append(PropertyStep(gap: 0, action: .event(.measuring(id)))) }
+                if rng.chance(0.8) {
+                    queue.append(PropertyStep(gap: rng.int(50...700), action: .event(.audibility(id, audible: rng.chance(0.5)))))
+                }
+            default:
+                break
+            }
+        }
+    }
+
+    private mutating func track(_ step: PropertyStep) {
+        guard case let .event(event) = step.action else { return }
+        switch event {
+        case let .streamStarted(id, _, player):
+            if live[id] == nil { liveOrder.append(id) }
+            live[id] = player
+            if let player, !players.contains(player) { players.append(player) }
+        case let .streamEnded(id):
+            live[id] = nil
+            liveOrder.removeAll { $0 == id }
+        case let .interruptionBegan(token, _, _):
+            if !hooks.contains(token) { hooks.append(token) }
+        case let .interruptionEnded(token):
+            hooks.removeAll { $0 == token }
+        case let .captureStarted(id, _):
+            if !captures.contains(id) { captures.append(id) }
+        case let .captureEnded(id):
+            captures.removeAll { $0 == id }
+        case let .playerChanged(id, player):
+            if live[id] != nil { live[id] = player }
+            if let player, !players.contains(player) { players.append(player) }
+        default:
+            break
+        }
+    }
+
+    private mutating func someStream() -> StreamID {
+        if !liveOrder.isEmpty, rng.chance(0.9) { return rng.pick(liveOrder) }
+        return rng.pick(PropertyPool.streams)
+    }
+
+    private mutating func startEvent() -> PropertyStep {
+        let id = liveOrder.count >= 5 || rng.chance(0.1) ? rng.pick(PropertyPool.streams)
+            : PropertyPool.streams.first { live[$0] == nil } ?? rng.pick(PropertyPool.streams)
+        let app = rng.pick(PropertyPool.apps)
+        var properties = app.properties
+        if rng.chance(0.15) { properties["application.process.id"] = nil }
+        var player = app.player.map(PlayerID.init)
+        if player != nil, rng.chance(0.25) { player = nil }
+        if player == nil, rng.chance(0.05) { player = PlayerID(rng.pick(PropertyPool.extraPlayers)) }
+        // A stream created corked (Chromium, Firefox, Spotify) is reported paused in the same instant.
+        if rng.chance(0.25) { forced = PropertyStep(gap: 0, action: .event(.playback(id, playing: false))) }
+        return PropertyStep(gap: gap(), action: .event(.streamStarted(id, properties, player: player)))
+    }
+
+    private mutating func fresh() -> PropertyStep {
+        if liveOrder.isEmpty || rng.chance(0.12) { return startEvent() }
+        let g = gap()
+        let event: Event
+        switch rng.int(0...99) {
+        case 0..<8: event = .streamEnded(someStream())
+        case 8..<18: event = .playback(someStream(), playing: rng.chance(0.5))
+        case 18..<23:
+            event = .userVolume(someStream(), Double(rng.int(0...150)) / 100)
+        case 23..<27: event = .userMute(someStream(), rng.chance(0.6))
+        case 27..<33:
+            let policy = PropertyPolicies.all[policyIndex].policy
+            let names = policy.classes.keys.sorted() + ["alarm"]
+            event = .interruptionBegan(token: rng.pick(PropertyPool.hooks), className: rng.pick(names),
+                                       rng.pick(PropertyPool.hookApps))
+        case 33..<37:
+            event = .interruptionEnded(token: hooks.isEmpty ? rng.pick(PropertyPool.hooks) : rng.pick(hooks))
+        case 37..<39:
+            let player: PlayerID? = rng.chance(0.4) ? nil
+                : PlayerID(rng.pick(PropertyPool.apps.compactMap(\.player) + PropertyPool.extraPlayers))
+            event = .playerChanged(someStream(), player)
+        case 39..<42: event = .pauseIgnored(someStream())
+        case 42..<44:
+            event = .playerGone(players.isEmpty ? PlayerID(rng.pick(PropertyPool.extraPlayers)) : rng.pick(players))
+        case 44..<48:
+            event = .streamChanged(someStream(), rng.pick(PropertyPool.apps).properties)
+        case 48..<50:
+            let app = rng.pick(PropertyPool.hookApps + [["application.name": "kdeconnect"]])
+            event = .nowPlayingClaimed(rng.pick(PropertyPool.claims), app,
+                                       player: rng.chance(0.5) ? PlayerID("org.mpris.MediaPlayer2.kdeconnect") : nil)
+        case 50..<64: event = .audibility(someStream(), audible: rng.chance(0.5))
+        case 64..<67: event = .measuring(someStream())
+        case 67..<71:
+            event = .captureStarted(rng.pick(PropertyPool.capturesIDs), rng.pick(PropertyPool.captures))
+        case 71..<74:
+            event = .captureEnded(captures.isEmpty ? rng.pick(PropertyPool.capturesIDs) : rng.pick(captures))
+        case 74..<77: event = .tick
+        case 77..<80:
+            return PropertyStep(gap: g, action: .reload(rng.int(0...(PropertyPolicies.all.count - 1))))
+        default:
+            return startEvent()
+        }
+        return PropertyStep(gap: g, action: .event(event))
+    }
+}
