@@ -15,6 +15,9 @@ struct BenchStreams: ParsableCommand {
     @Flag(help: "Hold the streams corked (paused) instead of playing.")
     var corked = false
 
+    @Flag(help: "Play a tone instead of silence (the benchmark's music, which a meter must hear).")
+    var tone = false
+
     @Option(name: .customLong("property"), help: "KEY=VALUE on every stream; repeatable.")
     var properties: [String] = []
 
@@ -29,6 +32,6 @@ struct BenchStreams: ParsableCommand {
             }
             list[String(property[..<equals])] = String(property[property.index(after: equals)...])
         }
-        throw ExitCode(StreamGenerator(count: count, corked: corked, properties: list, sinks: sinks).run())
+        throw ExitCode(StreamGenerator(count: count, corked: corked, tone: tone, properties: list, sinks: sinks).run())
     }
 }

@@ -13,6 +13,10 @@ final class TOMLReader {
 
     /// Parses `text`, or throws its syntax error at the position TOMLKit reports.
     static func parse(text: String, file: String) throws(LocatedErrors) -> (TOMLTable, TOMLReader) {
+        if let crash = TOMLCrashGuard.check(text) { // toml++ would abort on it
+            throw LocatedErrors([LocatedError(SourceLocation(file: file, line: crash.line, column: crash.column),
+                                              crash.message)])
+        }
         let root: TOMLTable
         do {
             root = try TOMLTable(string: text)
@@ -108,7 +112,16 @@ final class TOMLReader {
             return mistyped(value, path.appending(key), "`\(key)` must be a whole number of ms")
         }
         guard int >= 0 else { return invalid(path.appending(key), "`\(key)` must not be negative, got \(int)") }
+        guard int <= Self.maxMilliseconds else { return tooLong(key, path, "\(int)") }
         return int
+    }
+
+    /// The longest time a policy or fixture may give: a day. The engine adds times to its clock, so
+    /// longer ones (a `grace` of 9223372036854775807) would overflow it, and trap, when used.
+    static let maxMilliseconds: Milliseconds = 86_400_000
+
+    private func tooLong<T>(_ key: String, _ path: TOMLKeyPath, _ written: String) -> T? {
+        invalid(path.appending(key), "`\(key)` must be at most \(Self.maxMilliseconds) ms (a day), got \(written)")
     }
 
     /// An integer or a float.
@@ -125,12 +138,14 @@ final class TOMLReader {
         let expected = "`\(key)` must be a duration in ms (integer) or a string like \"1.5s\""
         if let int = value.int {
             guard int >= 0 else { return invalid(path.appending(key), "`\(key)` must not be negative, got \(int)") }
+            guard int <= Self.maxMilliseconds else { return tooLong(key, path, "\(int)") }
             return int
         }
         guard let string = value.string else { return mistyped(value, path.appending(key), expected) }
         guard let ms = Self.parseDuration(string) else {
             return invalid(path.appending(key), "\(expected), got \"\(string)\"")
         }
+        guard ms <= Self.maxMilliseconds else { return tooLong(key, path, "\"\(string)\"") }
         return ms
     }
 
@@ -191,7 +206,8 @@ final class TOMLReader {
             compact.hasSuffix("ms") ? (compact.dropLast(2), 1) :
             compact.hasSuffix("s") ? (compact.dropLast(1), 1000) : ("", 0)
         guard let value = Double(number), value.isFinite, value >= 0, number.first != "+" else { return nil }
-        return Milliseconds((value * factor).rounded())
+        // Past Int's range the conversion traps ("1e19ms"); anything this long is rejected as too long.
+        return Milliseconds(exactly: min((value * factor).rounded(), Double(maxMilliseconds) + 1))
     }
 
     /// `"-14 dB"`, `"-14dB"`, `"0 db"` → dB; nil when it is none of those.

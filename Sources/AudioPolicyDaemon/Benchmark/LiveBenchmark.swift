@@ -144,13 +144,23 @@ public final class LiveBenchmark {
 
     /// Starts the other streams: this program's `bench-streams`, in a process of its own.
     func startGenerators(sinks: [String]) -> Bool {
+        startGenerator(["--count", String(streamCount), "--property", "media.role=abstract",
+                        "--property", "application.name=bench-streams"] + (corked ? ["--corked"] : [])
+            + sinks.flatMap { ["--sink", $0] })
+    }
+
+    /// Starts the music the prompts duck: a tone (a meter hears it as sound, as it would real music).
+    func startMusic() -> Bool {
+        startGenerator(["--count", "1", "--tone", "--property", "media.role=music",
+                        "--property", "application.name=bench-music"])
+    }
+
+    private func startGenerator(_ arguments: [String]) -> Bool {
         let process = Process()
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["bench-streams", "--count", String(streamCount), "--property", "media.role=abstract",
-                             "--property", "application.name=bench-streams"] + (corked ? ["--corked"] : [])
-            + sinks.flatMap { ["--sink", $0] }
+        process.arguments = ["bench-streams"] + arguments
         process.standardOutput = FileHandle.nullDevice
         do {
             try process.run()
@@ -199,6 +209,9 @@ public final class LiveBenchmark {
         var measuredCPU = 0.0
         var phraseFile = ""
         var phrasesLeft = 0
+        var phraseStartedAt: UInt64 = 0
+        /// Each phrase's reaction: its own stream's first loud peak to the ducks it caused.
+        var phraseReactions: [ReactionTime] = []
 
         init(benchmark: LiveBenchmark, daemon: Daemon) {
             self.benchmark = benchmark
@@ -221,9 +234,7 @@ public final class LiveBenchmark {
             timer = MainLoop.Timer(loop: daemon.loop) { [unowned self] in self.step() }
             guard let sinks = benchmark.loadSinks(server: daemon.serverName),
                   benchmark.startGenerators(sinks: sinks) else { return fail(benchmark.failure ?? "") }
-            guard benchmark.play(["media.role": "music", "application.name": "bench-music"]) != nil else {
-                return fail(benchmark.failure ?? "")
-            }
+            guard benchmark.startMusic() else { return fail(benchmark.failure ?? "") }
             waitedTicks = 0
             after(100, waitForStreams)
         }
@@ -297,7 +308,7 @@ public final class LiveBenchmark {
                 return finish()
             }
             phrasesLeft -= 1
-            seen = daemon.audibilityReactionTimes.count
+            phraseStartedAt = MainLoop.monotonicMicroseconds()
             speech = benchmark.play(Self.speech, file: phraseFile)
             waitedTicks = 0
             after(100, waitForPhrase)
@@ -305,9 +316,11 @@ public final class LiveBenchmark {
 
         func waitForPhrase() {
             waitedTicks += 1
-            guard daemon.audibilityReactionTimes.count > seen else {
+            guard let reaction = daemon.audibilityReactionTimes.first(where: { $0.announced >= phraseStartedAt }) else {
                 return waitedTicks > 80 ? fail("no duck for a phrase after its silence") : after(100, waitForPhrase)
             }
+            phraseReactions.append(reaction)
+            daemon.audibilityReactionTimes = []
             speech?.terminate()
             after(3000, nextPhrase)
         }
@@ -344,7 +357,7 @@ public final class LiveBenchmark {
 
         func finish() {
             let end = idleEnd
-            let phrases = daemon.audibilityReactionTimes
+            let phrases = phraseReactions
             benchmark.result = Result(
                 server: daemon.serverName, streams: benchmark.streamCount, corked: benchmark.corked,
                 reaction: Percentiles(daemon.reactionTimes.map { Double($0.total) }),

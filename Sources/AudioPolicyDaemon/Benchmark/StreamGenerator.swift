@@ -12,6 +12,7 @@ public final class StreamGenerator {
     private let loop = MainLoop()
     private let count: Int
     private let corked: Bool
+    private let tone: Bool
     private let properties: [String: String]
     private let sinks: [String]
     private var context: OpaquePointer?
@@ -20,9 +21,12 @@ public final class StreamGenerator {
 
     /// `properties` go on every stream (and the client). The streams go to `sinks` in turn (the
     /// server's default sink when empty).
-    public init(count: Int, corked: Bool, properties: [String: String], sinks: [String] = []) {
+    /// With `tone`, the streams play a square wave near 440 Hz instead of silence: music that a meter
+    /// hears as sound.
+    public init(count: Int, corked: Bool, tone: Bool = false, properties: [String: String], sinks: [String] = []) {
         self.count = count
         self.corked = corked
+        self.tone = tone
         self.properties = properties
         self.sinks = sinks
     }
@@ -82,7 +86,11 @@ public final class StreamGenerator {
         defer { pa_proplist_free(proplist) }
         guard let stream = pa_stream_new_with_proplist(context, "bench stream \(number)", &spec, nil, proplist)
         else { return false }
-        pa_stream_set_write_callback(stream, { stream, bytes, _ in StreamGenerator.writeSilence(stream, bytes) }, nil)
+        if tone {
+            pa_stream_set_write_callback(stream, { stream, bytes, _ in StreamGenerator.write(stream, bytes, tone: true) }, nil)
+        } else {
+            pa_stream_set_write_callback(stream, { stream, bytes, _ in StreamGenerator.write(stream, bytes, tone: false) }, nil)
+        }
         let sink: String? = sinks.isEmpty ? nil : sinks[number % sinks.count]
         guard pa_stream_connect_playback(stream, sink, &buffer, pa_stream_flags_t(rawValue: flags), nil, nil) == 0
         else { return false }
@@ -90,12 +98,37 @@ public final class StreamGenerator {
         return true
     }
 
-    private static func writeSilence(_ stream: OpaquePointer?, _ bytes: Int) {
-        var data: UnsafeMutableRawPointer?
-        var size = bytes
-        guard let stream, pa_stream_begin_write(stream, &data, &size) == 0, let data, size > 0 else { return }
-        memset(data, 0, size)
-        pa_stream_write(stream, data, size, nil, 0, PA_SEEK_RELATIVE)
+    /// Writes all `bytes` the server asked for (one block from its pool holds at most 64 KiB): silence,
+    /// or the tone.
+    private static func write(_ stream: OpaquePointer?, _ bytes: Int, tone: Bool) {
+        guard let stream else { return }
+        var remaining = bytes
+        while remaining > 0 {
+            var data: UnsafeMutableRawPointer?
+            var size = remaining
+            guard pa_stream_begin_write(stream, &data, &size) == 0, let data, size > 0 else { return }
+            memset(data, 0, size)
+            if tone { writeTone(stream, into: data, size: size) }
+            pa_stream_write(stream, data, size, nil, 0, PA_SEEK_RELATIVE)
+            remaining -= size
+        }
+    }
+
+    /// A square wave at −12 dBFS, 55 frames per half period (436 Hz at 48 kHz), in whatever format the
+    /// stream took from the sink (FIX_FORMAT): float or 16-bit.
+    private static func writeTone(_ stream: OpaquePointer, into data: UnsafeMutableRawPointer, size: Int) {
+        guard let spec = pa_stream_get_sample_spec(stream)?.pointee, spec.channels > 0 else { return }
+        let channels = Int(spec.channels)
+        switch spec.format {
+        case PA_SAMPLE_FLOAT32LE:
+            let samples = data.bindMemory(to: Float.self, capacity: size / 4)
+            for index in 0..<(size / 4) { samples[index] = (index / channels / 55) % 2 == 0 ? 0.25 : -0.25 }
+        case PA_SAMPLE_S16LE:
+            let samples = data.bindMemory(to: Int16.self, capacity: size / 2)
+            for index in 0..<(size / 2) { samples[index] = (index / channels / 55) % 2 == 0 ? 8192 : -8192 }
+        default:
+            break
+        }
     }
 
     private static func proplist(_ properties: [String: String]) -> OpaquePointer {
