@@ -82,9 +82,10 @@ extension Engine {
             guard var other = streams[otherID], other.isLive, !other.isHook, let player = other.player,
                   affects(primary, other) else { continue }
             if other.pausedBy == .player {
-                // Already paused by us for a shorter interruption: now it stays paused.
+                // Already paused by us for a shorter interruption: now it stays paused. Its effect is
+                // left in the record, so that reconciling gives back any duck it carried from before
+                // the pause (the user presses play into their own volume, not a duck that is over).
                 other.pausedBy = nil
-                other.effect = .none
                 other.playing = false
                 streams[otherID] = other
                 out.append(.decision(decision(other, reason: "\(describe(primary)) took over",

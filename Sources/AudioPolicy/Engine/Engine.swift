@@ -63,10 +63,7 @@ public struct Engine: Sendable {
             playerGone(player)
         case let .playerChanged(id, player):
             guard var stream = streams[id], stream.isLive, !stream.isHook else { break }
-            if player == nil, stream.pausedBy == .player {
-                stream.pausedBy = nil // reconcile pauses it again, by the mute fallback
-                stream.effect = .none
-            }
+            if player == nil, stream.pausedBy == .player { stream.losePlayerPause() }
             stream.player = player
             streams[id] = stream
         case let .pauseIgnored(id):
@@ -236,7 +233,9 @@ public struct Engine: Sendable {
         guard current != 1 || !stream.ramp.isSteady || stream.effect != .none else { return }
         stream.userOwnsVolume = true
         if stream.effect != .pause { stream.effect = .none }
-        stream.ramp = .steady(stream.pausedBy == .mute ? 0 : 1)
+        // The shell puts the user's new volume in place at factor 1 (``Command/yieldVolume(_:)``), even
+        // under the mute fallback: only the mute remains, and unmuting must not dip from 0.
+        stream.ramp = .steady(1)
         streams[id] = stream
         out.append(.yieldVolume(id))
         out.append(.decision(decision(stream, reason: "the user changed its volume", action: "duck cancelled")))
@@ -275,9 +274,9 @@ public struct Engine: Sendable {
         if playing, !wasPlaying { stream.userOwnsPlayback = true }
         if playing, stream.pausedBy == .player {
             // Playing again while the engine holds it paused: the user (or a player that ignored
-            // Pause) overrode us. The user wins until this interruption is over.
+            // Pause) overrode us. The user wins until this interruption is over. The effect stays on
+            // record, so reconciling gives back a duck the stream carried into the pause.
             stream.pausedBy = nil
-            stream.effect = .none
             stream.userOwnsPlayback = true
             streams[id] = stream
             out.append(.decision(decision(stream, reason: "played by the user", action: "pause cancelled")))
@@ -346,10 +345,7 @@ public struct Engine: Sendable {
     private mutating func playerGone(_ player: PlayerID) {
         for id in streams.ids {
             guard var stream = streams[id], stream.player == player else { continue }
-            if stream.pausedBy == .player {
-                stream.pausedBy = nil
-                stream.effect = .none
-            }
+            if stream.pausedBy == .player { stream.losePlayerPause() }
             stream.player = nil
             streams[id] = stream
         }

@@ -100,6 +100,14 @@ struct TrackedStream: Sendable {
         audibility.releasedAt(after: interruptionClass.releaseAfter).map { $0 + interruptionClass.hold }
     }
 
+    /// Its player, which the engine paused, is gone. Still playing, it is paused again by the mute fallback
+    /// (its effect is forgotten so reconciling applies the pause anew); no longer playing, its effect stays
+    /// on record, so reconciling gives back a duck it carried into the pause.
+    mutating func losePlayerPause() {
+        pausedBy = nil
+        if playing { effect = .none }
+    }
+
     /// Starts over as a new sound: grace, audibility (a stream resumed or uncorked).
     mutating func restart(at now: Milliseconds) {
         startedAt = now
