@@ -106,7 +106,8 @@ extension Daemon {
         guard input.levelChange == .theirs else { return }
         if !input.volume.matches(old.volume) { feed(.userVolume(id, input.volume.averageLinear)) }
         if input.muted != old.muted {
-            if !input.muted { streams[input.index]?.policyMuted = false }
+            // Muted or unmuted by someone else: the mute is theirs either way, never the policy's to undo.
+            streams[input.index]?.policyMuted = false
             feed(.userMute(id, input.muted))
         }
         journalSync(input.index)

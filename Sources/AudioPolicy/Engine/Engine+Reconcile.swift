@@ -45,6 +45,7 @@ extension Engine {
             if effect.0 == .none, stream.effect == .none, !stream.userOwnsVolume, !stream.userOwnsPlayback { continue }
             apply(effect, at: position, now: now, into: &out)
         }
+        checkNowPlaying()
         if nowPlaying.owner != lastOwner {
             lastOwner = nowPlaying.owner
             out.append(.nowPlaying(lastOwner))

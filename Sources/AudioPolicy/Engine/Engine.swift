@@ -148,6 +148,15 @@ public struct Engine: Sendable {
         return next
     }
 
+    /// Drops Now Playing owners that can no longer hold it: the app passed back to when the owner left
+    /// may meanwhile have become a call or a prompt, or been found never heard.
+    mutating func checkNowPlaying() {
+        while let owner = nowPlaying.owner, let stream = streams[owner], !stream.isHook,
+              stream.interruptionClass.kind != .primary || !stream.audibility.heard {
+            nowPlaying.remove(stream: owner)
+        }
+    }
+
     /// The stream standing for the Now Playing owner, if any.
     public var nowPlayingOwner: StreamID? { nowPlaying.owner }
 
@@ -245,6 +254,11 @@ public struct Engine: Sendable {
                                           into out: inout [Command]) {
         guard var stream = streams[id], stream.isLive else { return }
         stream.userMuted = muted
+        if muted, stream.pausedBy == .mute {
+            // The user muted what the mute fallback holds (during its fade, say): the mute is theirs now,
+            // never to be undone by the policy. Reconciling gives back the volume the fade took.
+            stream.pausedBy = nil
+        }
         streams[id] = stream
         guard !muted, stream.pausedBy == .mute else { return }
         // The user unmuted what the policy muted: it's theirs again. Bring its volume back, or they'd
@@ -332,6 +346,13 @@ public struct Engine: Sendable {
 
     private mutating func pauseIgnored(_ id: StreamID, now: Milliseconds, into out: inout [Command]) {
         guard var stream = streams[id], stream.isLive, stream.pausedBy == .player else { return }
+        if stream.userMuted {
+            // The user muted it meanwhile: silent already, and a mute fallback would unmute it later.
+            stream.pausedBy = nil
+            stream.playing = true
+            streams[id] = stream
+            return
+        }
         let current = stream.ramp.value(at: now)
         stream.pausedBy = .mute
         stream.playing = true

@@ -29,6 +29,12 @@ struct NowPlaying: Hashable, Sendable {
         for (app, candidate) in players where candidate == player { remove(app: app) }
     }
 
+    /// The app that `stream` stands for can no longer hold Now Playing (whatever app name it was taken
+    /// under: a stream's properties, and so its app, may have changed since).
+    mutating func remove(stream: StreamID) {
+        for (app, candidate) in streams where candidate == stream { remove(app: app) }
+    }
+
     /// The app is gone (its last stream ended and it has no player to come back with).
     mutating func remove(app: String) {
         apps.removeAll { $0 == app }

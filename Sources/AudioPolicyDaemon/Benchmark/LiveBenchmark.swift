@@ -29,7 +29,7 @@ public final class LiveBenchmark {
         /// music if it spoke): wake-ups per second, and CPU (ms per s) of the whole process.
         public var measuredWakeupsPerSecond: Double = 0
         public var measuredCPUMillisecondsPerSecond: Double = 0
-        /// Phrases that start after 4 s of silence in an open stream: the meter's first loud peak to
+        /// Phrases that start after 6 s of silence in an open stream: the meter's first loud peak to
         /// the duck requests (the daemon's part), µs.
         public var audibleDaemonShare: Percentiles?
         /// The same, from the moment the phrase's first sound was due (stream seen + the silent lead): meter, server
@@ -38,7 +38,7 @@ public final class LiveBenchmark {
     }
 
     /// The silence before each phrase of the audibility benchmark, ms.
-    static let phraseLead = 4000
+    static let phraseLead = 6000
 
     let streamCount: Int
     let corked: Bool
@@ -317,7 +317,7 @@ public final class LiveBenchmark {
         func waitForPhrase() {
             waitedTicks += 1
             guard let reaction = daemon.audibilityReactionTimes.first(where: { $0.announced >= phraseStartedAt }) else {
-                return waitedTicks > 80 ? fail("no duck for a phrase after its silence") : after(100, waitForPhrase)
+                return waitedTicks > 120 ? fail("no duck for a phrase after its silence") : after(100, waitForPhrase)
             }
             phraseReactions.append(reaction)
             daemon.audibilityReactionTimes = []
@@ -328,7 +328,7 @@ public final class LiveBenchmark {
         static let speech = ["application.name": "speech-dispatcher-espeak-ng",
                              "application.process.binary": "sd_espeak-ng", "media.name": "playback"]
 
-        /// 4 s of digital silence (the screen reader's duck released meanwhile), then 0.8 s of a 1 kHz tone: a phrase after a pause, as a WAV file.
+        /// 6 s of digital silence (the screen reader's duck released meanwhile), then 0.8 s of a 1 kHz tone: a phrase after a pause, as a WAV file.
         static func phraseFile() throws -> String {
             let rate = 48000
             let lead = rate * LiveBenchmark.phraseLead / 1000, tone = rate * 8 / 10

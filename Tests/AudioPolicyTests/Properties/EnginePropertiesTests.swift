@@ -84,12 +84,7 @@ struct EnginePropertiesTests {
 
     @Test("1. once every interruption is over, no surviving stream is left ducked or muted")
     func nothingLeftDucked() {
-        withKnownIssue("a stream ducked by a speech hook, then paused for good by a primary hook, stays ducked (Tests/Fixtures/properties-known)", isIntermittent: true) {
-            Self.check(QuiescenceProperty.self, base: 0x1111)
-        } matching: { issue in
-            let text = issue.comments.map(\.rawValue).joined()
-            return text.contains("left changed")
-        }
+        Self.check(QuiescenceProperty.self, base: 0x1111)
     }
 
     @Test("2. never resumes what the user paused, nor what it paused for good")
@@ -99,42 +94,22 @@ struct EnginePropertiesTests {
 
     @Test("3. the user's volume and mute are never overwritten during the interruption")
     func userWins() {
-        withKnownIssue("a stream the user muted while the policy's mute fallback held it is unmuted by the engine (Tests/Fixtures/properties-known)", isIntermittent: true) {
-            Self.check(UserWinsProperty.self, base: 0x3333)
-        } matching: { issue in
-            let text = issue.comments.map(\.rawValue).joined()
-            return text.contains("which the user had muted")
-        }
+        Self.check(UserWinsProperty.self, base: 0x3333)
     }
 
     @Test("4. Now Playing is a heard primary stream, a primary hook, or a claim")
     func nowPlayingIsSane() {
-        withKnownIssue("Now Playing falls back to a stream no longer eligible: never heard, or reclassified away from primary (Tests/Fixtures/properties-known)", isIntermittent: true) {
-            Self.check(NowPlayingProperty.self, base: 0x4444)
-        } matching: { issue in
-            let text = issue.comments.map(\.rawValue).joined()
-            return text.contains("never heard") || text.contains("a stream of class")
-        }
+        Self.check(NowPlayingProperty.self, base: 0x4444)
     }
 
     @Test("5a. the same sequence gives the same commands")
     func deterministic() {
-        withKnownIssue("after yieldVolume on a policy-muted stream, the user's unmute ramps from 0 (Tests/Fixtures/properties-known)", isIntermittent: true) {
-            Self.check(RampContinuityProperty.self, base: 0x5555, count: Self.sequences / 2, determinism: true)
-        } matching: { issue in
-            let text = issue.comments.map(\.rawValue).joined()
-            return text.contains("starts from 0.0, but the engine last left it at 1.0")
-        }
+        Self.check(RampContinuityProperty.self, base: 0x5555, count: Self.sequences / 2, determinism: true)
     }
 
     @Test("5b. every ramp starts where the engine last left the stream")
     func rampsAreContinuous() {
-        withKnownIssue("after yieldVolume on a policy-muted stream, the user's unmute ramps from 0 (Tests/Fixtures/properties-known)", isIntermittent: true) {
-            Self.check(RampContinuityProperty.self, base: 0x6666)
-        } matching: { issue in
-            let text = issue.comments.map(\.rawValue).joined()
-            return text.contains("starts from 0.0, but the engine last left it at 1.0")
-        }
+        Self.check(RampContinuityProperty.self, base: 0x6666)
     }
 }
 
