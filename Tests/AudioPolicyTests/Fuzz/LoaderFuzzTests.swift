@@ -4,7 +4,7 @@ import Testing
 
 /// Fuzzes the policy and fixture loaders with mutated shipped files, truncations and random bytes.
 /// Properties: no crash (a crash ends the test process, after the handler in LoaderFuzzer.swift has
-/// printed the seed and input), no hang (an input over 1 s is a failure, over 20 s aborts), and every
+/// printed the seed and input), no hang (an input over 5 s is a failure, over 20 s aborts), and every
 /// rejection is one or more `FILE:LINE:COLUMN: message` lines with LINE and COLUMN inside the input.
 /// The seed is printed; see LoaderFuzzer.swift for reproducing an input.
 @Suite("Fuzz: policy and fixture loaders", .serialized)
