@@ -76,7 +76,7 @@ public final class LiveBenchmark {
         options.journalPath = journalLog
         options.journalDurableCopy = folder + "/journal.json"
         let daemon = Daemon(options: options)
-        daemon.log.logLevel = .warning
+        daemon.log.logLevel = ProcessInfo.processInfo.environment["BENCH_LOG"] != nil ? .debug : .warning
         let driver = Driver(benchmark: self, daemon: daemon)
         daemon.onReady = { [unowned driver] in driver.begin() }
         _ = try daemon.run()

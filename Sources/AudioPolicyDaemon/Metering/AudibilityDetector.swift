@@ -39,7 +39,7 @@ public struct AudibilityDetector: Equatable, Sendable {
         /// How long (µs) every peak must stay below ``silentBelow`` before the stream is silent:
         /// 400 ms, longer than the pauses between words and between notes (mostly under 300 ms), short
         /// enough that a stream that stopped sounding is reported within half a second. At the meter's
-        /// 10 peaks a second, that is four quiet peaks after the last sound.
+        /// 6 peaks a second, that is two or three quiet peaks after the last sound.
         public var hangover: UInt64
 
         public init(audibleAbove: Float = 0.00316, silentBelow: Float = 0.001, hangover: UInt64 = 400_000) {

@@ -5,7 +5,7 @@ import CPulse
 ///
 /// The engine asks for a stream to be measured only while its sound can change a decision
 /// (``AudioPolicy/Command/measure(_:_:)``), so music playing alone has no meter and the daemon no
-/// wake-ups; each meter wakes the loop at most 10 times a second (``PeakMeter/rate``).
+/// wake-ups; each meter wakes the loop about 6 times a second (``PeakMeter/rate``; at most 10 with the server's own events).
 /// The first report of a meter says what it found, whichever it is — the first loud peak, or a silence
 /// as long as the hangover — so the engine learns both "heard" and "silent since it started"; after
 /// that only changes are reported.

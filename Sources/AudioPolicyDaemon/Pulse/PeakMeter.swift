@@ -40,8 +40,13 @@ public final class PeakMeter {
         case ended(String)
     }
 
-    /// Records per second: at most this many ``onPeak`` calls (and wake-ups) a second.
-    public static let rate: UInt32 = 10
+    /// Records per second on PulseAudio: at most this many ``onPeak`` calls (and wake-ups) a second. Six
+    /// keeps a measured stream within 10 daemon wake-ups a second with the server's own events on top (at
+    /// 10, the benchmark counted 15 with a silent screen-reader stream), and still gives two or three
+    /// peaks in the 400 ms hangover. pipewire-pulse records at 10 a second, two peaks per fragment (see
+    /// ``PulseConnection/meter(sinkInput:sink:onPeak:)``): about 6 deliveries a second too.
+    public static let rate: UInt32 = 6
+    static let pipeWireRate: UInt32 = 10
     /// The property that marks our meter streams (``SourceOutput/isOwnMeter``).
     public static let markerKey = "audio-policyd.meter"
     public static let markerValue = "1"
@@ -71,17 +76,20 @@ public final class PeakMeter {
     private let box: Box
     private var failuresInARow = 0
     private let fragmentSamples: UInt32
+    private let rate: UInt32
     /// Tells the reply to the current lookup from a stale one.
     private var attempt: UInt64 = 0
 
-    /// `fragmentSamples`: peaks per fragment sent, 1 on PulseAudio (10 a second); see ``PulseConnection/meter(sinkInput:sink:onPeak:)``.
-    init(context: OpaquePointer, sinkInput: UInt32, sink: UInt32, fragmentSamples: UInt32 = 1,
+    /// `fragmentSamples`: peaks per fragment sent, 1 (6 a second); see ``PulseConnection/meter(sinkInput:sink:onPeak:)``.
+    init(context: OpaquePointer, sinkInput: UInt32, sink: UInt32, rate: UInt32 = PeakMeter.rate,
+         fragmentSamples: UInt32 = 1,
          onPeak: @escaping (Float) -> Void) {
         pa_context_ref(context)
         self.context = context
         self.sinkInput = sinkInput
         self.sink = sink
         self.onPeak = onPeak
+        self.rate = rate
         self.fragmentSamples = fragmentSamples
         self.box = Box()
         box.meter = self
@@ -133,7 +141,7 @@ public final class PeakMeter {
     /// Connects to `source` (`nil`: the one the server picks for the sink input).
     private func connect(to source: UInt32?) {
         self.source = source
-        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: Self.rate, channels: 1)
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: rate, channels: 1)
         let properties = PropertyList.make([Self.markerKey: Self.markerValue, "media.name": Self.streamName])
         defer { pa_proplist_free(properties) }
         guard let stream = pa_stream_new_with_proplist(context, Self.streamName, &spec, nil, properties) else {

@@ -14,9 +14,12 @@ extension PulseConnection {
         }
         // pipewire-pulse sends a record stream's data once per graph cycle, and its cycles come in powers of
         // two: a 100 ms fragment gets 4096-frame cycles at 48 kHz (85 ms, 11.7 a second); two peaks per
-        // fragment get 8192-frame cycles (171 ms, 5.9 a second), within the budget of 10.
-        let fragmentSamples: UInt32 = tracker.serverIsPipeWire ? 2 : 1
-        return PeakMeter(context: context, sinkInput: sinkInput, sink: sink, fragmentSamples: fragmentSamples,
+        // fragment at 10 a second get 8192-frame cycles (171 ms, 5.9 a second). (One peak at 6 a second
+        // gave 7.7 a second, and two meters at once then got no peaks at all on 0.3.65.)
+        let pipeWire = tracker.serverIsPipeWire
+        let rate = pipeWire ? PeakMeter.pipeWireRate : PeakMeter.rate
+        let fragmentSamples: UInt32 = pipeWire ? 2 : 1
+        return PeakMeter(context: context, sinkInput: sinkInput, sink: sink, rate: rate, fragmentSamples: fragmentSamples,
                          onPeak: onPeak)
     }
 }
