@@ -13,17 +13,12 @@ import Foundation
 // installed here prints the run seed and the input it died on first. A hang is caught by a watchdog
 // thread, which writes the input to a file and aborts.
 
-/// FuzzRNG: small, fast, and the same sequence on every platform for a seed.
+/// FuzzRNG: the property tests' SplitMix64 (the same sequence on every platform for a seed), with the
+/// fuzzer's own helpers.
 struct FuzzRNG: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    private var base: SplitMix64
+    init(seed: UInt64) { base = SplitMix64(seed: seed) }
+    mutating func next() -> UInt64 { base.next() }
 
     /// The seed of input `index` of the run seeded `run`.
     static func inputSeed(run: UInt64, index: Int) -> UInt64 {
