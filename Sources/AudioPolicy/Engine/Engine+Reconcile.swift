@@ -112,10 +112,10 @@ extension Engine {
         if let released = stream.silenceEndsInterruption, now >= released { return false }
         switch stream.interruptionClass.kind {
         case .mix: return false
-        case .call: return true
-        case .short:
-            // A corked prompt makes no sound (pipewire-pulse corks speech-dispatcher's idle stream).
-            return stream.playing || stream.endedAt != nil || stream.isHook
+        // Corked or not: pipewire-pulse reports every new stream corked for its first 10-40 ms, and a
+        // prompt that stopped interrupting for that instant would resume, then pause again, a spoken
+        // player over MPRIS (a race the player can lose). An idle prompt is released by its silence.
+        case .short, .call: return true
         case .primary:
             // Before its grace ends it ducks; after, it mutes the player-less streams it outranks.
             return stream.playing || stream.endedAt != nil || stream.isHook
