@@ -14,7 +14,13 @@ final class StreamMeters {
         var meter: PeakMeter
         var judge: AudibilityDetector
         var reported: Bool
+        let startedAt: UInt64
     }
+
+    /// A first verdict of silence needs this long (µs) of a running meter: a new stream's first peaks
+    /// can be quiet before its sound reaches the sink (seen in CI: a prompt found silent, released, then
+    /// audible again, so the music flapped). Later silences need only the detector's hangover.
+    static let firstSilence: UInt64 = 1_500_000
 
     private var entries: [UInt32: Entry] = [:]
     /// Called with a sink input's index and whether it is audible, on the main loop.
@@ -37,8 +43,8 @@ final class StreamMeters {
             guard let self, let entry = self.entries.removeValue(forKey: index), !entry.reported else { return }
             self.onAudibility(index, true)
         }
-        entries[index] = Entry(meter: meter, judge: AudibilityDetector(startedAt: MainLoop.monotonicMicroseconds()),
-                               reported: false)
+        let now = MainLoop.monotonicMicroseconds()
+        entries[index] = Entry(meter: meter, judge: AudibilityDetector(startedAt: now), reported: false, startedAt: now)
         return true
     }
 
@@ -54,7 +60,13 @@ final class StreamMeters {
 
     private func peak(_ peak: Float, of index: UInt32) {
         guard var entry = entries[index] else { return }
-        let change = entry.judge.add(peak: peak, at: MainLoop.monotonicMicroseconds())
+        let now = MainLoop.monotonicMicroseconds()
+        var change = entry.judge.add(peak: peak, at: now)
+        if change == .becameSilent, !entry.reported, now &- entry.startedAt < Self.firstSilence {
+            // Too early to call it silent: judge afresh from here.
+            entry.judge = AudibilityDetector(startedAt: now)
+            change = nil
+        }
         var audible: Bool?
         switch change {
         case .becameAudible?: audible = true
