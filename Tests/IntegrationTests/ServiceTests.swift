@@ -78,8 +78,11 @@ final class ServiceTests {
         // It follows what happens: the prompt ends, the music is restored on the screen too.
         prompt.stop()
         try tmux.await("top to show the music restored") { text in
-            text.split(separator: "\n").contains { $0.contains("music-app") && $0.contains("playing") }
-                && !text.contains("navigation-app")
+            // The stream table only: the decisions below it still name the prompt (its audible and
+            // silent reports, the duck it caused).
+            let table = text.components(separatedBy: "last decisions")[0].split(separator: "\n")
+            return table.contains { $0.contains("music-app") && $0.contains("playing") }
+                && !table.contains { $0.contains("navigation-app") }
         }
 
         try tmux.send("q")
