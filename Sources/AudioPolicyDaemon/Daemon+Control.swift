@@ -102,7 +102,8 @@ extension Daemon {
                 role: status.role, class: status.className, state: status.state, factor: status.factor,
                 muted: status.muted, spoken: status.spoken, rule: status.reason,
                 hook: status.isHook ? status.id : nil, volume: live?.ownVolume.averageLinear,
-                audible: status.isHook ? nil : status.audible, measured: status.isHook ? nil : status.measured)
+                audible: status.isHook ? nil : status.audible, measured: status.isHook ? nil : status.measured,
+                target: status.target, settles: Int(status.settlesAt))
         }
     }
 

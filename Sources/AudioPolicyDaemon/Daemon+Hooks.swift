@@ -47,13 +47,19 @@ extension Daemon {
     }
 
     func subscribeRequest(_ request: ControlRequest, from client: ControlServer.ClientID) -> ControlReply {
-        let kinds = request.events ?? ControlEvent.kinds
+        let kinds = request.events ?? ControlEvent.defaultKinds
         let unknown = kinds.filter { !ControlEvent.kinds.contains($0) }
         guard unknown.isEmpty, !kinds.isEmpty else {
             return .failure(request.id, "subscribe: unknown event kind(s) \(unknown.map { "\"\($0)\"" }.joined(separator: ", "))"
                 + "; known: \(ControlEvent.kinds.joined(separator: ", "))")
         }
         media.subscribers[client] = Set(kinds)
+        // Inputs first: a recorder learns of the streams before their states.
+        if kinds.contains("input") {
+            for (at, event) in engine.prelude(at: now) {
+                deliver(ControlEvent(event: "input", at: Int(at), input: FixtureEvent(event)), to: client)
+            }
+        }
         // Where things stand now, right after the reply; changes follow.
         if kinds.contains("player") {
             for player in media.players?.players.values.sorted(by: { $0.busName < $1.busName }) ?? [] {
@@ -63,11 +69,11 @@ extension Daemon {
         if kinds.contains("stream") {
             for row in statusRows() {
                 media.reportedStreams[Self.key(of: row)] = row
-                deliver(ControlEvent(event: "stream", stream: row), to: client)
+                deliver(ControlEvent(event: "stream", stream: row, at: Int(now)), to: client)
             }
         }
         if kinds.contains("now-playing") {
-            deliver(ControlEvent(event: "now-playing", nowPlaying: nowPlayingReport()), to: client)
+            deliver(ControlEvent(event: "now-playing", nowPlaying: nowPlayingReport(), at: Int(now)), to: client)
         }
         return ControlReply(id: request.id, ok: true)
     }
@@ -99,11 +105,21 @@ extension Daemon {
     /// Sends `event` to every subscriber that asked for its kind.
     func publish(_ event: ControlEvent) {
         guard !media.subscribers.isEmpty else { return }
+        var event = event
+        if event.at == nil { event.at = Int(now) }
         var line: String?
         for (client, kinds) in media.subscribers.sorted(by: { $0.key < $1.key }) where kinds.contains(event.event) {
             if line == nil { line = Self.encode(event) }
             if let line { deliver(line, to: client) }
         }
+    }
+
+    /// Sends what the engine is about to be told to `input` subscribers (`audio-policyd record`), before
+    /// the stream and decision lines it causes.
+    func publishInput(_ event: Event) {
+        guard media.subscribers.values.contains(where: { $0.contains("input") }),
+              let input = FixtureEvent(event) else { return }
+        publish(ControlEvent(event: "input", input: input))
     }
 
     func publish(_ decision: Decision) {
@@ -176,7 +192,7 @@ extension Daemon {
     /// Whether a subscriber should hear of the change (not of every ramp step's factor).
     private static func differs(_ old: StatusReport.Stream, _ new: StatusReport.Stream) -> Bool {
         old.state != new.state || old.class != new.class || old.muted != new.muted || old.spoken != new.spoken
-            || old.audible != new.audible
+            || old.audible != new.audible || old.target != new.target
             || old.role != new.role || old.application != new.application
     }
 }

@@ -44,6 +44,7 @@ extension Daemon {
             owner.title = target.title
             owner.artist = target.artist
         }
+        owner.stream = id.rawValue
         return owner
     }
 

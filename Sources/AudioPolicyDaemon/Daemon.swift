@@ -149,6 +149,7 @@ public final class Daemon {
     // MARK: - Feeding the engine
 
     func feed(_ event: Event) {
+        publishInput(event)
         let commands = engine.handle(event, at: now)
         // Stopping: the engine has released every stream. Nothing it decides now may be carried out (a
         // grace time running out, or a stream changing, would mute or duck again what the stop is

@@ -14,6 +14,7 @@ struct AudioPolicyCommand: ParsableCommand {
             Monitor.self,
             Interrupt.self,
             Top.self,
+            Record.self,
             Test.self,
             Bench.self,
             BenchStreams.self,

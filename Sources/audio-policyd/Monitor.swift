@@ -19,7 +19,7 @@ struct Monitor: ParsableCommand {
     var json = false
 
     @Option(name: .long, parsing: .upToNextOption,
-            help: ArgumentHelp("Event kinds to show (default: all).", valueName: "stream|now-playing|decision|player"))
+            help: ArgumentHelp("Event kinds to show (default: all but input, what the engine is told).", valueName: "stream|now-playing|decision|player|input"))
     var events: [String] = []
 
     func run() throws {
@@ -65,6 +65,9 @@ struct Monitor: ParsableCommand {
             guard let player = event.player else { break }
             let who = "\(player.name)\(player.identity.map { " (\($0))" } ?? "")"
             return player.present ? "\(time) player \(who): \(player.status ?? "status unknown")" : "\(time) player \(who) left"
+        case "input":
+            guard let input = event.input else { break }
+            return "\(time) input: " + input.tomlLines.joined(separator: ", ")
         default:
             break
         }

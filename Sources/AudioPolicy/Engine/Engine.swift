@@ -17,7 +17,7 @@ public struct Engine: Sendable {
     /// Streams the shell measures (``Command/measure(_:_:)``), so only changes are asked for.
     var measured: Set<StreamID> = []
     /// Live capture streams (microphones), by the app they belong to.
-    var captures: [StreamID: String] = [:]
+    var captures: [StreamID: Capture] = [:]
 
     static let endedMemory = 256
 
@@ -55,10 +55,10 @@ public struct Engine: Sendable {
             streams[id] = stream
         case let .captureStarted(id, properties):
             let app = TrackedStream.app(of: id, properties, nil)
-            captures[id] = app
+            captures[id] = Capture(app: app, properties: properties)
             reclassifyApp(app, now: now)
         case let .captureEnded(id):
-            if let app = captures.removeValue(forKey: id) { reclassifyApp(app, now: now) }
+            if let capture = captures.removeValue(forKey: id) { reclassifyApp(capture.app, now: now) }
         case let .playerGone(player):
             playerGone(player)
         case let .playerChanged(id, player):
@@ -329,7 +329,7 @@ public struct Engine: Sendable {
     /// its app is recording from a microphone now.
     func classify(_ properties: Properties, app: String) -> Classification {
         var properties = properties
-        properties["recording"] = captures.values.contains(app) ? "yes" : "no"
+        properties["recording"] = captures.values.contains { $0.app == app } ? "yes" : "no"
         return policy.classify(properties)
     }
 

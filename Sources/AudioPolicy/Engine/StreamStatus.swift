@@ -8,6 +8,10 @@ public struct StreamStatus: Hashable, Sendable, Codable {
     public var state: StreamState
     /// The policy factor on the stream's own volume (1 = untouched).
     public var factor: Double
+    /// The factor its ramp is heading for, and when it gets there (now, when it is steady): what the
+    /// last decision about it comes to, for `audio-policyd record`'s expectations.
+    public var target: Double
+    public var settlesAt: Milliseconds
     public var muted: Bool
     /// A hook's interruption (no stream of its own).
     public var isHook: Bool
@@ -26,6 +30,8 @@ public struct StreamStatus: Hashable, Sendable, Codable {
         spoken = stream.classification.spoken
         state = stream.state(at: now)
         factor = stream.ramp.value(at: now)
+        target = stream.ramp.to
+        settlesAt = max(now, stream.ramp.end)
         muted = stream.pausedBy == .mute
         isHook = stream.isHook
         reason = stream.classification.reason

@@ -24,8 +24,10 @@ import TOMLKit
 /// `volume = ID` + `level` (linear 0…1.5), `mute = ID` + `muted`, `playing = ID`, `paused = ID`,
 /// `interrupt = TOKEN` + `class` (+ `properties`), `release = TOKEN`, `change = ID` + `properties`,
 /// `player-gone = "org.mpris.MediaPlayer2.NAME"` (the player's app quit), `audible = ID` / `silent = ID`
-/// (what the stream's monitor says), `measuring = ID` (a meter started; its verdict is pending), `capture = ID` (+ `properties`: an app records from a microphone)
-/// and `capture-end = ID`.
+/// (what the stream's monitor says), `measuring = ID` (a meter started; its verdict is pending), `capture = ID` (+ `properties`: an app records from a microphone),
+/// `capture-end = ID`, `player-changed = ID` (+ `player`; without it the stream has no player any more),
+/// `pause-ignored = ID` (its player stayed Playing after Pause) and `claim = TOKEN` (+ `properties`,
+/// `player`: a hook claimed Now Playing). ``FixtureEvent`` writes them.
 /// An `[[expect]]` has `at` and either `stream = ID` as above or `now-playing = ID` (`""` for none).
 /// Steps run by `at`; steps at the same time run in file order. Class names are checked by the runner,
 /// against the policy.
@@ -66,7 +68,8 @@ public enum FixtureLoader {
     private typealias StepReader = (TOMLTable, TOMLKeyPath, SourceLocation, TOMLReader) -> FixtureStep.Action?
 
     static let eventVerbs = ["start", "end", "volume", "mute", "playing", "paused", "interrupt", "release", "change",
-                            "player-gone", "audible", "silent", "measuring", "capture", "capture-end"]
+                            "player-gone", "audible", "silent", "measuring", "capture", "capture-end",
+                            "player-changed", "pause-ignored", "claim"]
     /// The keys each verb takes besides `at`; the first list is required.
     static let eventOptions: [String: (required: [String], optional: [String])] = [
         "start": ([], ["properties", "player"]),
@@ -75,6 +78,8 @@ public enum FixtureLoader {
         "interrupt": (["class"], ["properties"]),
         "change": (["properties"], []),
         "capture": ([], ["properties"]),
+        "player-changed": ([], ["player"]),
+        "claim": ([], ["properties", "player"]),
     ]
     static let expectKeys = ["at", "stream", "state", "volume", "muted", "now-playing"]
 
@@ -146,6 +151,16 @@ extension FixtureLoader {
             let properties = readProperties(table, at: path, reader)
             guard let id, table["properties"] == nil || properties != nil else { return nil }
             return .event(.captureStarted(id, properties ?? [:]))
+        case "player-changed":
+            let player = reader.string(table, "player", at: path)
+            guard let id, table["player"] == nil || player != nil else { return nil }
+            return .event(.playerChanged(id, player.map(PlayerID.init)))
+        case "claim":
+            let properties = readProperties(table, at: path, reader)
+            let player = reader.string(table, "player", at: path)
+            guard let id, table["properties"] == nil || properties != nil, table["player"] == nil || player != nil
+            else { return nil }
+            return .event(.nowPlayingClaimed(id, properties ?? [:], player: player.map(PlayerID.init)))
         default:
             guard let id else { return nil }
             switch verb {
@@ -156,6 +171,7 @@ extension FixtureLoader {
             case "audible", "silent": return .event(.audibility(id, audible: verb == "audible"))
             case "measuring": return .event(.measuring(id))
             case "capture-end": return .event(.captureEnded(id))
+            case "pause-ignored": return .event(.pauseIgnored(id))
             default: return nil
             }
         }

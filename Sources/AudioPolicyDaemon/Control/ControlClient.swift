@@ -35,15 +35,29 @@ public final class ControlClient {
     /// Reads one line; throws when the daemon closes the connection first.
     public func readLine() throws -> String {
         while true {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                buffer.removeSubrange(buffer.startIndex...newline)
-                return line
-            }
-            var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-            let count = recv(fd, &chunk, chunk.count, 0)
-            guard count > 0 else { throw POSIXError(.ECONNRESET) }
-            buffer.append(contentsOf: chunk[0..<count])
+            if let line = nextBufferedLine() { return line }
+            try receive()
         }
+    }
+
+    /// The socket, for a caller that waits on it together with other things (`poll`), as `record`
+    /// waits on it and on its signals.
+    public var socket: Int32 { fd }
+
+    /// A whole line already received, if there is one; reads nothing.
+    public func nextBufferedLine() -> String? {
+        guard let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+        let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+        buffer.removeSubrange(buffer.startIndex...newline)
+        return line
+    }
+
+    /// Reads what has arrived (waiting for something if nothing has); throws when the daemon closed the
+    /// connection.
+    public func receive() throws {
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        let count = recv(fd, &chunk, chunk.count, 0)
+        guard count > 0 else { throw POSIXError(.ECONNRESET) }
+        buffer.append(contentsOf: chunk[0..<count])
     }
 }

@@ -10,7 +10,12 @@ import AudioPolicy
 /// {"event":"now-playing","nowPlaying":{"application":"mpv","pid":4242,"index":12,"player":"org.mpris.MediaPlayer2.mpv",…}}
 /// {"event":"decision","decision":{"stream":"12","application":"mpv","class":"primary","reason":"interrupted by class short","action":"ducked to -14.0 dB (0.200) over 500 ms"}}
 /// {"event":"player","player":{"name":"org.mpris.MediaPlayer2.mpv","identity":"mpv","pid":4242,"status":"Paused","present":true}}
+/// {"event":"input","at":81234,"input":{"start":"12","properties":{"application.name":"mpv"},"player":"org.mpris.MediaPlayer2.mpv"}}
 /// ```
+///
+/// `at` is the daemon's clock (milliseconds since it started, the engine's `now`) on every published
+/// line; `input` lines carry each event the engine was given, in fixture words (``FixtureEvent``),
+/// which is what `audio-policyd record` writes down.
 ///
 /// A connection that claimed Now Playing gets, whether it subscribed or not, what is asked of it:
 ///
@@ -52,13 +57,19 @@ public struct ControlEvent: Codable, Hashable, Sendable {
     public var command: String?
     /// `pause` / `resume` / `command`: the claim it is addressed to.
     public var token: String?
+    /// When it happened, on the daemon's clock (ms since it started).
+    public var at: Int?
+    /// `input`: what the engine was told.
+    public var input: FixtureEvent?
 
     /// The kinds a subscriber may ask for.
-    public static let kinds = ["stream", "now-playing", "decision", "player"]
+    public static let kinds = ["stream", "now-playing", "decision", "player", "input"]
+    /// What `subscribe` without `events` gets: every kind but `input`, which is for recorders.
+    public static let defaultKinds = ["stream", "now-playing", "decision", "player"]
 
     public init(event: String, stream: StatusReport.Stream? = nil, nowPlaying: StatusReport.Owner? = nil,
                 decision: DecisionInfo? = nil, player: Player? = nil, index: UInt32? = nil,
-                command: String? = nil, token: String? = nil) {
+                command: String? = nil, token: String? = nil, at: Int? = nil, input: FixtureEvent? = nil) {
         self.event = event
         self.stream = stream
         self.nowPlaying = nowPlaying
@@ -67,10 +78,12 @@ public struct ControlEvent: Codable, Hashable, Sendable {
         self.index = index
         self.command = command
         self.token = token
+        self.at = at
+        self.input = input
     }
 
     private enum CodingKeys: String, CodingKey {
-        case event, stream, nowPlaying, decision, player, index, command, token
+        case event, stream, nowPlaying, decision, player, index, command, token, at, input
     }
 
     /// Encodes `nowPlaying` as an explicit null for a `now-playing` event with no owner.
@@ -86,5 +99,7 @@ public struct ControlEvent: Codable, Hashable, Sendable {
         try container.encodeIfPresent(index, forKey: .index)
         try container.encodeIfPresent(command, forKey: .command)
         try container.encodeIfPresent(token, forKey: .token)
+        try container.encodeIfPresent(at, forKey: .at)
+        try container.encodeIfPresent(input, forKey: .input)
     }
 }

@@ -24,6 +24,10 @@ public struct StatusReport: Codable, Hashable, Sendable {
         public var audible: Bool? = nil
         /// Whether the daemon measures its sound now (only while that can change a decision).
         public var measured: Bool? = nil
+        /// The factor the policy is ramping it to (``factor`` once the ramp is over).
+        public var target: Double? = nil
+        /// When it gets there: milliseconds on the daemon's clock, the `at` of event lines.
+        public var settles: Int? = nil
     }
 
     /// The Now Playing owner.
@@ -41,6 +45,8 @@ public struct StatusReport: Codable, Hashable, Sendable {
         public var artist: String? = nil
         /// The claim token, when a hook claimed Now Playing.
         public var claim: String? = nil
+        /// The engine's id of the owner: a sink input's index, a hook's or a claim's token (fixtures' ids).
+        public var stream: String? = nil
     }
 
     public var nowPlaying: Owner?

@@ -275,53 +275,12 @@ enum PropertyDriver {
         return (Array(repeating: "..", count: from.count - common) + to[common...]).joined(separator: "/")
     }
 
-    static func quote(_ text: String) -> String {
-        var out = "\""
-        for character in text.unicodeScalars {
-            switch character {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            default: out.unicodeScalars.append(character)
-            }
-        }
-        return out + "\""
-    }
-
-    static func table(_ properties: Properties) -> String {
-        "{ " + properties.keys.sorted().map { "\(quote($0)) = \(quote(properties[$0]!))" }.joined(separator: ", ") + " }"
-    }
+    static func quote(_ text: String) -> String { FixtureEvent.quote(text) }
 
     /// The `[[event]]` body for an action, or nil if the fixture format has no verb for it.
     static func fixtureLines(_ action: PropertyAction) -> [String]? {
         guard case let .event(event) = action else { return nil }
-        switch event {
-        case let .streamStarted(id, properties, player):
-            var lines = ["start = \(quote(id.rawValue))"]
-            if !properties.isEmpty { lines.append("properties = \(table(properties))") }
-            if let player { lines.append("player = \(quote(player.rawValue))") }
-            return lines
-        case let .streamEnded(id): return ["end = \(quote(id.rawValue))"]
-        case let .streamChanged(id, properties):
-            return ["change = \(quote(id.rawValue))", "properties = \(table(properties))"]
-        case let .userVolume(id, level): return ["volume = \(quote(id.rawValue))", "level = \(level)"]
-        case let .userMute(id, muted): return ["mute = \(quote(id.rawValue))", "muted = \(muted)"]
-        case let .playback(id, playing): return ["\(playing ? "playing" : "paused") = \(quote(id.rawValue))"]
-        case let .interruptionBegan(token, className, properties):
-            var lines = ["interrupt = \(quote(token.rawValue))", "class = \(quote(className))"]
-            if !properties.isEmpty { lines.append("properties = \(table(properties))") }
-            return lines
-        case let .interruptionEnded(token): return ["release = \(quote(token.rawValue))"]
-        case let .playerGone(player): return ["player-gone = \(quote(player.rawValue))"]
-        case let .audibility(id, audible): return ["\(audible ? "audible" : "silent") = \(quote(id.rawValue))"]
-        case let .measuring(id): return ["measuring = \(quote(id.rawValue))"]
-        case let .captureStarted(id, properties):
-            var lines = ["capture = \(quote(id.rawValue))"]
-            if !properties.isEmpty { lines.append("properties = \(table(properties))") }
-            return lines
-        case let .captureEnded(id): return ["capture-end = \(quote(id.rawValue))"]
-        case .tick, .playerChanged, .pauseIgnored, .nowPlayingClaimed: return nil
-        }
+        return FixtureEvent(event)?.tomlLines
     }
 
     static func describe(_ action: PropertyAction) -> String {

@@ -1,0 +1,132 @@
+/// An engine ``Event`` in a fixture's words: the verb and the keys of its `[[event]]` table.
+///
+/// The inverse of what ``FixtureLoader`` reads, so that anything that saw events — the property tests'
+/// shrinker, `audio-policyd record` listening to the daemon — can write them down as a fixture that
+/// `audio-policyd test` replays. On the control socket (`input` events) it travels as the same table in
+/// JSON: `{"start":"12","properties":{"media.role":"music"},"player":"org.mpris.MediaPlayer2.mpv"}`.
+///
+/// ```swift
+/// FixtureEvent(.userVolume("12", 0.5))?.tomlLines  // ["volume = \"12\"", "level = 0.5"]
+/// ```
+public struct FixtureEvent: Hashable, Sendable {
+    /// The verb (`start`, `end`, `volume`, …), one of ``FixtureLoader/eventVerbs``.
+    public var verb: String
+    /// The stream, token or player the verb names.
+    public var id: String
+    public var properties: Properties?
+    public var player: String?
+    public var level: Double?
+    public var muted: Bool?
+    public var className: String?
+
+    public init(verb: String, id: String, properties: Properties? = nil, player: String? = nil,
+                level: Double? = nil, muted: Bool? = nil, className: String? = nil) {
+        self.verb = verb
+        self.id = id
+        self.properties = properties
+        self.player = player
+        self.level = level
+        self.muted = muted
+        self.className = className
+    }
+
+    /// The event in fixture words; nil for ``Event/tick``, which fixtures never spell (the runner ticks
+    /// at every deadline itself).
+    public init?(_ event: Event) {
+        func nonEmpty(_ properties: Properties) -> Properties? { properties.isEmpty ? nil : properties }
+        switch event {
+        case let .streamStarted(id, properties, player):
+            self.init(verb: "start", id: id.rawValue, properties: nonEmpty(properties), player: player?.rawValue)
+        case let .streamEnded(id): self.init(verb: "end", id: id.rawValue)
+        case let .streamChanged(id, properties): self.init(verb: "change", id: id.rawValue, properties: properties)
+        case let .userVolume(id, level): self.init(verb: "volume", id: id.rawValue, level: level)
+        case let .userMute(id, muted): self.init(verb: "mute", id: id.rawValue, muted: muted)
+        case let .playback(id, playing): self.init(verb: playing ? "playing" : "paused", id: id.rawValue)
+        case let .interruptionBegan(token, className, properties):
+            self.init(verb: "interrupt", id: token.rawValue, properties: nonEmpty(properties), className: className)
+        case let .interruptionEnded(token): self.init(verb: "release", id: token.rawValue)
+        case let .playerChanged(id, player): self.init(verb: "player-changed", id: id.rawValue, player: player?.rawValue)
+        case let .pauseIgnored(id): self.init(verb: "pause-ignored", id: id.rawValue)
+        case let .playerGone(player): self.init(verb: "player-gone", id: player.rawValue)
+        case let .nowPlayingClaimed(token, properties, player):
+            self.init(verb: "claim", id: token.rawValue, properties: nonEmpty(properties), player: player?.rawValue)
+        case let .audibility(id, audible): self.init(verb: audible ? "audible" : "silent", id: id.rawValue)
+        case let .measuring(id): self.init(verb: "measuring", id: id.rawValue)
+        case let .captureStarted(id, properties):
+            self.init(verb: "capture", id: id.rawValue, properties: nonEmpty(properties))
+        case let .captureEnded(id): self.init(verb: "capture-end", id: id.rawValue)
+        case .tick: return nil
+        }
+    }
+
+    /// The body of its `[[event]]` table (without `at`), one `key = value` per line, verb first.
+    public var tomlLines: [String] {
+        var lines = ["\(verb) = \(Self.quote(id))"]
+        if let className { lines.append("class = \(Self.quote(className))") }
+        if let level { lines.append("level = \(level)") }
+        if let muted { lines.append("muted = \(muted)") }
+        if let properties { lines.append("properties = \(Self.table(properties))") }
+        if let player { lines.append("player = \(Self.quote(player))") }
+        return lines
+    }
+
+    /// A TOML basic string: quotes, backslashes and control characters escaped.
+    public static func quote(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\r": out += "\\r"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    /// An inline TOML table of properties, keys sorted, every key quoted (property names have dots).
+    public static func table(_ properties: Properties) -> String {
+        "{ " + properties.keys.sorted().map { "\(quote($0)) = \(quote(properties[$0]!))" }.joined(separator: ", ") + " }"
+    }
+}
+
+extension FixtureEvent: Codable {
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ string: String) { stringValue = string }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// The fixture table as a JSON object: the verb is the key that names the stream.
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(id, forKey: Key(verb))
+        try container.encodeIfPresent(properties, forKey: Key("properties"))
+        try container.encodeIfPresent(player, forKey: Key("player"))
+        try container.encodeIfPresent(level, forKey: Key("level"))
+        try container.encodeIfPresent(muted, forKey: Key("muted"))
+        try container.encodeIfPresent(className, forKey: Key("class"))
+    }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: Key.self)
+        let verbs = container.allKeys.map(\.stringValue).filter { FixtureLoader.eventVerbs.contains($0) }
+        guard verbs.count == 1, let verb = verbs.first else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                                                    debugDescription: "an input event needs exactly one verb, got \(verbs)"))
+        }
+        self.init(verb: verb, id: try container.decode(String.self, forKey: Key(verb)),
+                  properties: try container.decodeIfPresent(Properties.self, forKey: Key("properties")),
+                  player: try container.decodeIfPresent(String.self, forKey: Key("player")),
+                  level: try container.decodeIfPresent(Double.self, forKey: Key("level")),
+                  muted: try container.decodeIfPresent(Bool.self, forKey: Key("muted")),
+                  className: try container.decodeIfPresent(String.self, forKey: Key("class")))
+    }
+}
