@@ -96,6 +96,40 @@ final class ServiceTests {
         #expect(try tmux.cursorVisible(), "the cursor was left hidden")
     }
 
+    @Test("top under tmux meters every stream on its own connection: a playing one moves with its volume, a silent one shows none")
+    func topMetersStreams() throws {
+        let (music, _) = try session.startMusic()
+        let quiet = try session.play(.silence, role: "production", name: "quiet-app")
+        let daemon = try session.startDaemon()
+        let tmux = try Tmux(columns: 140, rows: 24)
+        try tmux.start("\(TestEnvironment.daemonBinary) top --socket \(daemon.socketPath)")
+        /// The METER column of `app`'s row: the level in dBFS, or -inf for silence; nil before a peak.
+        func meter(_ app: String, in screen: String) -> Double? {
+            guard let row = screen.split(separator: "\n").first(where: { $0.contains(app) && $0.contains("[") }),
+                  row.contains("METER") == false else { return nil }
+            if row.contains(" -inf ") { return -.infinity }
+            guard let match = row.firstMatch(of: /[▮|]+[·.]*\s+(-?\d+) dB \[/) else { return nil }
+            return Double(match.1)
+        }
+        // The tone peaks at 0.4 (-8 dBFS) at the user's 85 % / 70 % (-4.2 / -9.3 dB in PulseAudio's cubic scale).
+        let first = try tmux.await("top to meter the music and show silence for the quiet stream") { screen in
+            guard let level = meter("music-app", in: screen) else { return false }
+            return (-25 ... -5).contains(level) && meter("quiet-app", in: screen) == -.infinity
+        }
+        #expect(first.contains("METER"), "\(first)")
+        // The meter moves with what is heard: the user turns the music down to 30 % (-31 dB).
+        _ = try music.setVolume(percent: [30, 30])
+        try tmux.await("the music's meter to fall below -30 dB") { screen in
+            meter("music-app", in: screen).map { $0 < -30 && $0 > -60 } ?? false
+        }
+        // top's meters are its own: the daemon takes none of them for someone recording (which would make
+        // the music a call).
+        let status = try daemon.status()
+        #expect(status.streams.allSatisfy { $0.class != "call" }, "\(DaemonTests.describe(status))")
+        _ = quiet
+        try tmux.send("q")
+    }
+
     @Test("top quits on SIGTERM and restores the terminal")
     func topQuitsOnSigterm() throws {
         let daemon = try session.startDaemon()

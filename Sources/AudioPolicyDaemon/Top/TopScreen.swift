@@ -30,6 +30,11 @@ public struct TopScreen {
     public var height = 30
     public var now = Date()
     public var style = Style.plain
+    /// The latest peak of each stream's meter (linear, 1 = 0 dBFS), by sink input; top measures them on
+    /// a connection of its own (``TopMeters``). Empty without meters: the column is left out.
+    public var peaks: [UInt32: Float] = [:]
+    /// Whether top measures streams (it has a sound server connection): the METER column is shown.
+    public var metering = false
 
     public init() {}
 
@@ -52,9 +57,10 @@ public struct TopScreen {
         out.append(Line(fit("now playing: \(owner)", width), .bold))
         out.append(Line(""))
 
-        let bar = max(10, min(30, width - 72))
+        let meterWidth = metering ? Self.meterCells + 8 : 0
+        let bar = max(10, min(30, width - 72 - meterWidth))
         let header = pad("INDEX", 6) + pad("APPLICATION", 20) + pad("CLASS", 12) + pad("STATE", 14)
-            + pad("VOLUME", bar + 3) + "LEVEL"
+            + (metering ? pad("METER", meterWidth) : "") + pad("VOLUME", bar + 3) + "LEVEL"
         out.append(Line(fit(header, width), .header))
         let streams = status.streams
         if streams.isEmpty { out.append(Line("  (no streams)", .dim)) }
@@ -64,7 +70,8 @@ public struct TopScreen {
             if stream.audible == false { state += " silent" }
             let id = stream.index.map(String.init) ?? "hook"
             let name = stream.application + (stream.spoken ? " (spoken)" : "")
-            let lead = pad(id, 6) + pad(name, 20) + pad(stream.class, 12) + pad(state, 14)
+            let meter = metering ? pad(meterText(stream.index.flatMap { peaks[$0] }), meterWidth) : ""
+            let lead = pad(id, 6) + pad(name, 20) + pad(stream.class, 12) + pad(state, 14) + meter
             let (barText, barLine) = volumeBar(stream, cells: bar)
             let level = levelText(stream)
             let kind: Line.Kind = stream.muted || stream.state == .paused ? .dim
@@ -87,6 +94,27 @@ public struct TopScreen {
         out = Array(out.prefix(max(1, height - 1)))
         out.append(Line(fit("q quit   " + (live ? "live (daemon events)" : "refresh 1 s"), width), .dim))
         return render(out)
+    }
+
+    // MARK: - Meter
+
+    /// Cells of the peak meter, which spans ``meterFloor`` to 0 dBFS.
+    static let meterCells = 6
+    /// The bottom of the meter (dBFS): the level below which the daemon calls a stream silent.
+    static let meterFloor: Float = -60
+
+    /// A stream's peak as a short bar and its level in dBFS ("-12 dB"); "-inf" below the floor (a silent
+    /// stream draws no bar); blank before its first peak.
+    private func meterText(_ peak: Float?) -> String {
+        guard let peak else { return "" }
+        let full: Character = style.unicode ? "▮" : "|"
+        let empty: Character = style.unicode ? "·" : "."
+        let decibels = peak > 0 ? 20 * log10(peak) : -.infinity
+        guard decibels >= Self.meterFloor else { return String(repeating: empty, count: Self.meterCells) + " -inf" }
+        let lit = Int(((decibels - Self.meterFloor) / -Self.meterFloor * Float(Self.meterCells)).rounded(.up))
+        let cells = min(Self.meterCells, max(1, lit))
+        return String(repeating: full, count: cells) + String(repeating: empty, count: Self.meterCells - cells)
+            + String(format: " %3.0f dB", min(0, decibels))
     }
 
     // MARK: - Volume

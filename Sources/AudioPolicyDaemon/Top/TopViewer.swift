@@ -15,6 +15,10 @@ public final class TopViewer {
     private var keys: MainLoop.IOWatch?
     private var signals: MainLoop.SignalHandler?
     private var events: EventStream?
+    private var meters: TopMeters?
+    /// Redraws for peaks, at most ``paintInterval`` apart (meters of several streams arrive out of step).
+    private var paint: MainLoop.Timer?
+    static let paintInterval: UInt64 = 150_000
 
     public init(socketPath: String, terminal: Terminal = Terminal()) {
         self.socketPath = socketPath
@@ -43,8 +47,22 @@ public final class TopViewer {
             self.keyPressed(happened)
         }
         refresh = MainLoop.Timer(loop: loop) { [unowned self] in self.tick() }
+        paint = MainLoop.Timer(loop: loop) { [unowned self] in self.draw() }
+        let meters = TopMeters(loop: loop)
+        meters.onConnected = { [unowned self] in
+            self.screen.metering = true
+            self.followStreams()
+        }
+        meters.onPeak = { [unowned self] in
+            guard let paint = self.paint, !paint.isScheduled else { return }
+            paint.schedule(after: Self.paintInterval)
+        }
+        self.meters = meters
         terminal.enter()
         defer {
+            meters.close()
+            self.meters = nil
+            paint = nil
             events = nil
             keys = nil
             refresh = nil
@@ -100,9 +118,18 @@ public final class TopViewer {
             screen.status = nil
             screen.problem = "cannot reach the daemon at \(socketPath): \(error)"
         }
+        followStreams()
+    }
+
+    /// Meters for the streams the daemon reports (not its hooks), none for the ones gone.
+    private func followStreams() {
+        guard let meters else { return }
+        meters.follow(Set(screen.status?.streams.compactMap(\.index) ?? []))
     }
 
     private func draw() {
+        paint?.cancel()
+        screen.peaks = meters?.peaks ?? [:]
         let size = terminal.size
         screen.width = size.columns
         screen.height = size.rows
