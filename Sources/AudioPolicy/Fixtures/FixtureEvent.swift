@@ -70,24 +70,8 @@ public struct FixtureEvent: Hashable, Sendable {
         return lines
     }
 
-    /// A TOML basic string: quotes, backslashes and control characters escaped.
-    public static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            case "\r": out += "\\r"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                let hex = String(scalar.value, radix: 16, uppercase: true)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
+    /// A TOML basic string (``TOMLString/quoted(_:)``).
+    public static func quote(_ text: String) -> String { TOMLString.quoted(text) }
 
     /// An inline TOML table of properties, keys sorted, every key quoted (property names have dots).
     public static func table(_ properties: Properties) -> String {

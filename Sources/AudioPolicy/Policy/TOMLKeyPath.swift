@@ -34,7 +34,7 @@ public struct TOMLKeyPath: Hashable, Sendable, CustomStringConvertible, Expressi
                 text += "[\(index)]"
             case .key(let key):
                 if !text.isEmpty { text += "." }
-                text += Self.isBareKey(key) ? key : "\"" + Self.escaped(key) + "\""
+                text += Self.isBareKey(key) ? key : TOMLString.quoted(key)
             }
         }
         return text
@@ -49,19 +49,5 @@ public struct TOMLKeyPath: Hashable, Sendable, CustomStringConvertible, Expressi
         case "A"..."Z", "a"..."z", "0"..."9", "_", "-": true
         default: false
         }
-    }
-
-    private static func escaped(_ key: String) -> String {
-        var text = ""
-        for scalar in key.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\t": text += "\\t"
-            default: text.unicodeScalars.append(scalar)
-            }
-        }
-        return text
     }
 }
