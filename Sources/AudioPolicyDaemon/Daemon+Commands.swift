@@ -65,10 +65,10 @@ extension Daemon {
         case let .decision(decision):
             recordDecision(decision)
             publish(decision)
-            if ["started", "interruption began", "audible", "silent"].contains(decision.action) {
-                log.debug("\(decision)")
-            } else {
+            if decision.kind == .acted {
                 log.info("\(decision)")
+            } else {
+                log.debug("\(decision)")
             }
         }
     }

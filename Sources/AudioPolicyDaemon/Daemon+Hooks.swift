@@ -126,7 +126,7 @@ extension Daemon {
         guard media.subscribers.values.contains(where: { $0.contains("decision") }) else { return }
         publish(ControlEvent(event: "decision", decision: ControlEvent.DecisionInfo(
             stream: decision.stream.rawValue, application: decision.application, class: decision.className,
-            reason: decision.reason, action: decision.action)))
+            reason: decision.reason, action: decision.action, kind: decision.kind.rawValue)))
     }
 
     /// Sends a pause, resume or remote command to the connection that claimed Now Playing.

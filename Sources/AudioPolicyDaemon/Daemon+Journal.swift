@@ -232,7 +232,7 @@ extension Daemon {
     /// Keeps a decision for `status` (its `decisions` list) and `top`; stream starts are left out (they
     /// would crowd out what was done to streams).
     func recordDecision(_ decision: Decision) {
-        guard decision.action != "started", decision.action != "interruption began" else { return }
+        guard decision.kind != .classified else { return }
         decisions.append(DecisionRecord(
             time: Date().timeIntervalSince1970, stream: decision.stream.rawValue, application: decision.application,
             class: decision.className, reason: decision.reason, action: decision.action))

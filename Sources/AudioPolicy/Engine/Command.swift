@@ -30,18 +30,32 @@ public enum Command: Hashable, Sendable {
 
 /// One logged decision: which stream, which class, which rule, what was done.
 public struct Decision: Hashable, Sendable, CustomStringConvertible {
+    /// What a decision is about, so that the shell can weigh it without reading its words.
+    public enum Kind: String, Hashable, Sendable, Codable {
+        /// A stream (or a hook's interruption) started and was classified: nothing was done yet. Logged
+        /// with `--verbose`; not kept in `status`'s last decisions (starts would crowd out the doings).
+        case classified
+        /// Its meter said audible or silent: a fact the next decisions follow. Logged with `--verbose`.
+        case measured
+        /// Something was done to the stream (ducked, paused, muted, restored, resumed, cancelled, repaired).
+        case acted
+    }
+
     public var stream: StreamID
     public var application: String
     public var className: String
     public var reason: String
     public var action: String
+    public var kind: Kind
 
-    public init(stream: StreamID, application: String, className: String, reason: String, action: String) {
+    public init(stream: StreamID, application: String, className: String, reason: String, action: String,
+                kind: Kind = .acted) {
         self.stream = stream
         self.application = application
         self.className = className
         self.reason = reason
         self.action = action
+        self.kind = kind
     }
 
     public var description: String {

@@ -47,7 +47,8 @@ public struct Engine: Sendable {
             guard stream.audibility.measured(audible: audible, at: now) else { break }
             streams[id] = stream
             if was != audible {
-                out.append(.decision(decision(stream, reason: "its monitor", action: audible ? "audible" : "silent")))
+                out.append(.decision(decision(stream, reason: "its monitor", action: audible ? "audible" : "silent",
+                                              kind: .measured)))
             }
         case let .measuring(id):
             guard var stream = streams[id], stream.isLive, !stream.isHook else { break }
@@ -209,7 +210,7 @@ public struct Engine: Sendable {
             nowPlaying.follow(app: stream.app, stream: id)
         }
         out.append(.decision(decision(stream, reason: classification.reason,
-                                      action: stream.isHook ? "interruption began" : "started")))
+                                      action: stream.isHook ? "interruption began" : "started", kind: .classified)))
         if stream.escalated { escalate(id, now: now, into: &out) }
     }
 
@@ -373,9 +374,9 @@ public struct Engine: Sendable {
         nowPlaying.remove(player: player)
     }
 
-    func decision(_ stream: TrackedStream, reason: String, action: String) -> Decision {
+    func decision(_ stream: TrackedStream, reason: String, action: String, kind: Decision.Kind = .acted) -> Decision {
         Decision(stream: stream.id, application: stream.applicationName,
-                 className: stream.interruptionClass.name, reason: reason, action: action)
+                 className: stream.interruptionClass.name, reason: reason, action: action, kind: kind)
     }
 
     mutating func drop(_ id: StreamID) {

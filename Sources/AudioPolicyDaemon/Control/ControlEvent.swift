@@ -44,6 +44,9 @@ public struct ControlEvent: Codable, Hashable, Sendable {
         public var `class`: String
         public var reason: String
         public var action: String
+        /// `acted` (something was done to the stream), `classified` (it started) or `measured` (its meter
+        /// spoke): what a client may filter on without reading `action`'s words.
+        public var kind: String? = nil
     }
 
     public var event: String
