@@ -15,6 +15,7 @@ struct AudioPolicyCommand: ParsableCommand {
             Interrupt.self,
             Top.self,
             Test.self,
+            Plot.self,
             Bench.self,
             BenchStreams.self,
             Check.self,
