@@ -286,7 +286,7 @@ struct TimelineRecorder {
             let reason: String? = switch kind {
             case .silent: "its monitor: silent"
             case .paused: speaking.map(Self.describe) ?? "paused by its player or the user"
-            case .interrupting: decisions.first.map { $0.reason }
+            case .interrupting: nil
             default: (speaking ?? decisions.last).map(Self.describe)
             }
             lanes[index].open[kind] = (now, reason)

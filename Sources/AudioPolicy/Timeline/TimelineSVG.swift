@@ -56,12 +56,13 @@ public struct TimelineSVG: Sendable {
         }
     }
 
-    /// The span of time drawn: the timeline's, rounded up to a whole tick.
+    /// The span of time drawn (the timeline's, at least a second: nothing is drawn past its end, where
+    /// nothing was replayed) and the step between ticks, for at most 12 of them.
     var span: (total: Double, tick: Double) {
         let end = Double(max(timeline.end, 1000))
         let tick = [100.0, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 30_000, 60_000, 120_000, 300_000]
             .first { end / $0 <= 12 } ?? 600_000
-        return ((end / tick).rounded(.up) * tick, tick)
+        return (end, tick)
     }
 
     var pxPerMs: Double { (Self.plotRight - Self.plotLeft) / span.total }
@@ -186,8 +187,8 @@ public struct TimelineSVG: Sendable {
             }
         }
 
-        // dB guides.
-        for decibels in [0.0, -20, Timeline.floorDecibels] {
+        // dB guides (a hook's interruption has no sound to measure).
+        for decibels in lane.isHook ? [] : [0.0, -20, Timeline.floorDecibels] {
             let at = y(decibels: decibels, lane: index)
             out += "<line x1=\"\(n(Self.plotLeft))\" y1=\"\(n(at))\" x2=\"\(n(Self.plotRight))\" y2=\"\(n(at))\" stroke=\"#afb8c1\" stroke-width=\"0.6\" stroke-dasharray=\"3 3\"/>\n"
             let label = decibels == 0 ? "0 dB" : decibels == Timeline.floorDecibels ? "≤\(n(decibels))" : n(decibels)
