@@ -11,12 +11,17 @@ enum TimelineFile {
         return name + ".svg"
     }
 
-    /// Writes `timeline` as SVG to `path`, or fails with a message naming the file.
+    /// Writes `timeline` as SVG to `path`; if it cannot, says so on stderr (`PATH: cannot write: reason`,
+    /// no usage text: the command line was right) and fails.
     static func write(_ timeline: Timeline, to path: String) throws {
         do {
             try Data(TimelineSVG(timeline).render().utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
-            throw ValidationError("cannot write \(path): \(error.localizedDescription)")
+            let folder = (path as NSString).deletingLastPathComponent
+            let reason = folder.isEmpty || FileManager.default.fileExists(atPath: folder)
+                ? error.localizedDescription : "no such folder \(folder)"
+            FileHandle.standardError.write(Data("\(path): cannot write: \(reason)\n".utf8))
+            throw ExitCode.failure
         }
     }
 }
