@@ -20,9 +20,13 @@ public struct TimelineSVG: Sendable {
     static let plotLeft = 250.0
     static let plotRight = 1170.0
     static let titleTop = 30.0
-    static let nowPlayingTop = 78.0
+    /// Where the Now Playing row and the lanes start under a one-line title; each more line of title
+    /// moves them down by ``titleLineHeight``.
+    static let nowPlayingTopUnderOneLine = 78.0
+    static let titleLineHeight = 20.0
+    static let titleLines = 3
     static let nowPlayingHeight = 26.0
-    static let lanesTop = 122.0
+    static let lanesTopUnderOneLine = 122.0
     static let laneHeight = 104.0
     static let laneGap = 10.0
     /// Room at a lane's top for the reason of a band, above the 0 dB line.
@@ -67,7 +71,14 @@ public struct TimelineSVG: Sendable {
 
     var pxPerMs: Double { (Self.plotRight - Self.plotLeft) / span.total }
     func x(_ ms: Double) -> Double { Self.plotLeft + ms * pxPerMs }
-    func laneTop(_ index: Int) -> Double { Self.lanesTop + Double(index) * (Self.laneHeight + Self.laneGap) }
+    /// The description, wrapped to at most ``titleLines`` lines (the last one cut short if need be).
+    var titleLines: [String] {
+        Self.wrapped(timeline.title ?? "(no description)", toWidth: Self.width - 40, fontSize: 16, lines: Self.titleLines)
+    }
+    var headerExtra: Double { Double(titleLines.count - 1) * Self.titleLineHeight }
+    var nowPlayingTop: Double { Self.nowPlayingTopUnderOneLine + headerExtra }
+    var lanesTop: Double { Self.lanesTopUnderOneLine + headerExtra }
+    func laneTop(_ index: Int) -> Double { lanesTop + Double(index) * (Self.laneHeight + Self.laneGap) }
     func zeroDecibelY(_ index: Int) -> Double { laneTop(index) + Self.laneTopPadding }
     func floorY(_ index: Int) -> Double { laneTop(index) + Self.laneHeight - Self.laneBottomPadding }
     func pxPerDecibel(_ index: Int) -> Double { (floorY(index) - zeroDecibelY(index)) / -Timeline.floorDecibels }
@@ -108,12 +119,14 @@ public struct TimelineSVG: Sendable {
         let verdict = result.passed
             ? "PASS: all \(result.outcomes.count) expectations held"
             : "FAIL: \(result.outcomes.count - held) of \(result.outcomes.count) expectations failed"
-        let title = Self.truncated(timeline.title ?? "(no description)", toWidth: Self.width - 40, fontSize: 16)
+        let title = titleLines.enumerated().map { index, line in
+            "<tspan x=\"20\" dy=\"\(index == 0 ? "0" : n(Self.titleLineHeight))\">\(Self.escape(line))</tspan>"
+        }.joined()
         return """
             <g class="header">
-            <text x="20" y="\(n(Self.titleTop))" font-size="16" font-weight="bold" fill="#1f2328">\(Self.escape(title))<title>\(Self.escape(timeline.title ?? ""))</title></text>
-            <text x="20" y="\(n(Self.titleTop + 20))" font-size="12" fill="#59636e">\(Self.escape(Self.truncated(timeline.file, toWidth: 700, fontSize: 12)))</text>
-            <text x="\(n(Self.plotRight))" y="\(n(Self.titleTop + 20))" font-size="13" font-weight="bold" text-anchor="end" fill="\(result.passed ? Self.heldColour : Self.failedColour)">\(verdict)</text>
+            <text x="20" y="\(n(Self.titleTop))" font-size="16" font-weight="bold" fill="#1f2328">\(title)<title>\(Self.escape(timeline.title ?? ""))</title></text>
+            <text x="20" y="\(n(Self.titleTop + 20 + headerExtra))" font-size="12" fill="#59636e">\(Self.escape(Self.truncated(timeline.file, toWidth: 700, fontSize: 12)))</text>
+            <text x="\(n(Self.plotRight))" y="\(n(Self.titleTop + 20 + headerExtra))" font-size="13" font-weight="bold" text-anchor="end" fill="\(result.passed ? Self.heldColour : Self.failedColour)">\(verdict)</text>
             </g>
 
             """
@@ -125,14 +138,14 @@ public struct TimelineSVG: Sendable {
         var tick = 0.0
         while tick <= span.total + 0.5 {
             let at = x(tick)
-            out += "<line x1=\"\(n(at))\" y1=\"\(n(Self.nowPlayingTop))\" x2=\"\(n(at))\" y2=\"\(n(lanesBottom))\"/>\n"
+            out += "<line x1=\"\(n(at))\" y1=\"\(n(nowPlayingTop))\" x2=\"\(n(at))\" y2=\"\(n(lanesBottom))\"/>\n"
             tick += span.tick
         }
         return out + "</g>\n"
     }
 
     private func nowPlaying() -> String {
-        let top = Self.nowPlayingTop, height = Self.nowPlayingHeight
+        let top = nowPlayingTop, height = Self.nowPlayingHeight
         var out = "<g class=\"now-playing\">\n"
         out += "<text x=\"20\" y=\"\(n(top + 17))\" font-size=\"13\" font-weight=\"bold\" fill=\"#1f2328\">Now Playing</text>\n"
         out += "<rect x=\"\(n(Self.plotLeft))\" y=\"\(n(top))\" width=\"\(n(Self.plotRight - Self.plotLeft))\" height=\"\(n(height))\" fill=\"#f6f8fa\" stroke=\"#d0d7de\"/>\n"
@@ -231,7 +244,7 @@ public struct TimelineSVG: Sendable {
                 markY = mark.volume.map { y(decibels: Timeline.drawnDecibels($0), lane: lane) }
                     ?? laneTop(lane) + Self.laneTopPadding - 8
             } else {
-                markY = Self.nowPlayingTop + Self.nowPlayingHeight / 2
+                markY = nowPlayingTop + Self.nowPlayingHeight / 2
             }
             let where_ = "\(mark.location)"
             let tip = mark.held ? "held: \(mark.expected) at \(mark.at) ms (\(where_))"
@@ -320,6 +333,29 @@ public struct TimelineSVG: Sendable {
         if text.count <= fits { return text }
         if fits < 4 { return "" }
         return String(text.prefix(fits - 1)) + "…"
+    }
+
+    /// `text` in lines of about `width` px at `fontSize`, broken between words; at most `lines` of them,
+    /// the last cut short with an ellipsis if the text goes on.
+    static func wrapped(_ text: String, toWidth width: Double, fontSize: Double, lines: Int) -> [String] {
+        let fits = max(8, Int(width / (fontSize * 0.58)))
+        var out: [String] = []
+        var line = ""
+        var rest = text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)[...]
+        while let word = rest.first {
+            let candidate = line.isEmpty ? word : line + " " + word
+            if candidate.count <= fits || line.isEmpty {
+                line = candidate
+                rest = rest.dropFirst()
+                continue
+            }
+            out.append(line)
+            line = ""
+            if out.count == lines - 1 { break }
+        }
+        if !rest.isEmpty { line = ([line] + rest).filter { !$0.isEmpty }.joined(separator: " ") }
+        out.append(truncated(line, toWidth: width, fontSize: fontSize))
+        return out
     }
 
     /// Milliseconds as seconds for people: `2`, `2.15`.
