@@ -16,6 +16,7 @@ struct AudioPolicyCommand: ParsableCommand {
             Top.self,
             Record.self,
             Test.self,
+            Plot.self,
             Bench.self,
             BenchStreams.self,
             Check.self,

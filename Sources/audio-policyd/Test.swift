@@ -9,7 +9,8 @@ struct Test: ParsableCommand {
         discussion: """
             Each fixture uses --policy if given, else its own `policy` key (relative to the fixture), \
             else the embedded default. Prints a line per fixture, a diff per failed expectation, and \
-            `N passed, N failed`; exits 0 only if all pass.
+            `N passed, N failed`; exits 0 only if all pass. With --timeline DIR, also draws each \
+            fixture's replay as DIR/NAME.svg (as `audio-policyd plot` does).
             """)
 
     @Option(name: .long, help: "Policy file to use for every fixture.")
@@ -17,6 +18,10 @@ struct Test: ParsableCommand {
 
     @Flag(name: .shortAndLong, help: "Print only failures and the summary.")
     var quiet = false
+
+    @Option(help: ArgumentHelp("Also write each fixture's timeline picture, NAME.svg, into this folder.",
+                               valueName: "dir"))
+    var timeline: String?
 
     @Argument(help: "Fixture files or folders.")
     var fixtures: [String]
@@ -35,7 +40,23 @@ struct Test: ParsableCommand {
             }
         }
         let runner = FixtureRunner()
-        let results = jobs.concurrentMap { job in job.map { runner.run($0.0, policy: $0.1) } }
+        let drawing = timeline != nil
+        // With --timeline, the one replay gives both the verdict and the picture.
+        let replays = jobs.concurrentMap { job in
+            job.map { fixture, policy in
+                drawing ? Replay(timeline: Timeline.replay(fixture, policy: policy))
+                    : Replay(result: runner.run(fixture, policy: policy))
+            }
+        }
+        if let folder = timeline {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let names = TimelineFile.names(for: paths)
+            for (name, replay) in zip(names, replays) {
+                guard case let .success(replay) = replay, let picture = replay.timeline else { continue }
+                try TimelineFile.write(picture, to: (folder as NSString).appendingPathComponent(name))
+            }
+        }
+        let results = replays.map { $0.map(\.result) }
 
         var passed = 0, failed = 0
         for (path, result) in zip(paths, results) {
@@ -59,6 +80,18 @@ struct Test: ParsableCommand {
 }
 
 extension Test {
+    /// One fixture's replay: its verdict, and its picture when one was asked for.
+    struct Replay {
+        var result: FixtureRunner.Result
+        var timeline: Timeline?
+
+        init(result: FixtureRunner.Result) { self.result = result }
+        init(timeline: Timeline) {
+            self.result = timeline.result
+            self.timeline = timeline
+        }
+    }
+
     static func titled(_ fixture: Fixture) -> String {
         fixture.description.map { " — \($0)" } ?? ""
     }

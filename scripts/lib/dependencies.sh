@@ -9,7 +9,9 @@ TEST_PACKAGES=(libasound2-dev libasound2-plugins alsa-utils pipewire pipewire-pu
                # Real apps nobody here wrote (Tests/RealApps): browsers under Xvfb, the screen reader's
                # speech server, libcanberra's event sounds.
                chromium firefox-esr xvfb xauth speech-dispatcher speech-dispatcher-espeak-ng espeak-ng
-               libcanberra-pulse gnome-session-canberra)
+               libcanberra-pulse gnome-session-canberra
+               # Timeline pictures (TimelineTests): render the SVG to PNG and decode it to check it is drawn.
+               librsvg2-bin netpbm)
 
 install_missing() {
     local missing=()

@@ -8,8 +8,40 @@ public struct FixtureRunner: Sendable {
     /// The outcome of one fixture.
     public struct Result: Sendable {
         public var fixture: Fixture
+        /// Every expectation that did not hold, in the order they ran (the ones in ``outcomes`` that failed).
         public var failures: [Failure]
+        /// Every `[[expect]]`, held or not, in the order they ran: what a timeline marks.
+        public var outcomes: [Outcome] = []
         public var passed: Bool { failures.isEmpty }
+    }
+
+    /// How one `[[expect]]` came out: when it was checked, on which stream, and what did not hold.
+    ///
+    /// Kept for every expectation, not only the failed ones, so a picture of the replay can show
+    /// the checks that held too.
+    public struct Outcome: Sendable {
+        public var at: Milliseconds
+        public var location: SourceLocation
+        public var expectation: Expectation
+        /// What did not hold; empty when the expectation held.
+        public var failures: [Failure]
+        public var held: Bool { failures.isEmpty }
+        /// The stream it is about; nil for `now-playing`.
+        public var stream: StreamID? {
+            if case let .stream(id, _, _, _) = expectation { return id }
+            return nil
+        }
+    }
+
+    /// A moment of a replay, as an observer of ``run(_:policy:observe:)`` sees it.
+    public enum Moment: Sendable {
+        /// About to hand the engine `event` (``Event/tick`` for a deadline) at `at`; the engine is as the
+        /// previous event left it.
+        case before(Event, at: Milliseconds)
+        /// The engine handled `event` at `at` and returned `commands`.
+        case after(Event, at: Milliseconds, commands: [Command])
+        /// An expectation was checked.
+        case checked(Outcome)
     }
 
     /// One expectation that did not hold.
@@ -27,23 +59,38 @@ public struct FixtureRunner: Sendable {
     public static let volumeTolerance = 0.01
 
     public func run(_ fixture: Fixture, policy: Policy) -> Result {
+        run(fixture, policy: policy) { _, _ in }
+    }
+
+    /// Replays `fixture` as ``run(_:policy:)`` does, showing `observe` the engine around every event it
+    /// handles and every expectation it checks: one replay for both the verdict and a picture of it
+    /// (``Timeline``), so the two cannot disagree.
+    public func run(_ fixture: Fixture, policy: Policy, observe: (Engine, Moment) -> Void) -> Result {
         var engine = Engine(policy: policy)
-        var failures: [Failure] = []
+        var outcomes: [Outcome] = []
         var now: Milliseconds = 0
+        func handle(_ event: Event) {
+            observe(engine, .before(event, at: now))
+            let commands = engine.handle(event, at: now)
+            observe(engine, .after(event, at: now, commands: commands))
+        }
         for step in fixture.steps {
             while let due = engine.nextDeadline, due <= step.at {
                 now = max(now, due)
-                _ = engine.handle(.tick, at: now)
+                handle(.tick)
             }
             now = max(now, step.at)
             switch step.action {
             case let .event(event):
-                _ = engine.handle(event, at: now)
+                handle(event)
             case let .expect(expectation):
-                failures += check(expectation, engine: engine, at: now, location: step.location)
+                let failures = check(expectation, engine: engine, at: now, location: step.location)
+                let outcome = Outcome(at: now, location: step.location, expectation: expectation, failures: failures)
+                outcomes.append(outcome)
+                observe(engine, .checked(outcome))
             }
         }
-        return Result(fixture: fixture, failures: failures)
+        return Result(fixture: fixture, failures: outcomes.flatMap(\.failures), outcomes: outcomes)
     }
 
     private func check(_ expectation: Expectation, engine: Engine, at now: Milliseconds,
