@@ -4,8 +4,8 @@ import Foundation
 
 /// Asks the running daemon for its status, for the commands that show it.
 enum DaemonStatus {
-    static func fetch(socket: String?) throws -> StatusReport {
-        let client = try ControlClient(path: socket ?? ControlSocketPath.default())
+    static func fetch(path: String) throws -> StatusReport {
+        let client = try ControlClient(path: path)
         let reply = try client.request(ControlRequest(id: .number(1), op: "status"))
         guard reply.ok, let status = reply.status else {
             throw ValidationError(reply.error ?? "the daemon sent no status")

@@ -36,8 +36,7 @@ struct Interrupt: ParsableCommand {
                                valueName: "role"))
     var role: String?
 
-    @Option(name: .long, help: "Control socket path (default: $XDG_RUNTIME_DIR/audio-policyd/control).")
-    var socket: String?
+    @OptionGroup var control: SocketOption
 
     @Argument(parsing: .postTerminator, help: "The command to run, after `--`.")
     var command: [String] = []
@@ -80,7 +79,7 @@ struct Interrupt: ParsableCommand {
             properties[String(assignment[..<equals])] = String(assignment[assignment.index(after: equals)...])
         }
         do {
-            let client = try ControlClient(path: socket ?? ControlSocketPath.default())
+            let client = try ControlClient(path: control.path)
             let reply = try client.request(ControlRequest(id: .number(1), op: "begin", class: className, app: name,
                                                           properties: properties.isEmpty ? nil : properties))
             guard reply.ok, let token = reply.token else {

@@ -12,8 +12,7 @@ struct Monitor: ParsableCommand {
             change. Runs until interrupted, or until the daemon goes away (exit status 1).
             """)
 
-    @Option(name: .long, help: "Control socket path (default: $XDG_RUNTIME_DIR/audio-policyd/control).")
-    var socket: String?
+    @OptionGroup var control: SocketOption
 
     @Flag(name: .long, help: "Print each event as the daemon sends it: one JSON object per line.")
     var json = false
@@ -23,7 +22,7 @@ struct Monitor: ParsableCommand {
     var events: [String] = []
 
     func run() throws {
-        let client = try ControlClient(path: socket ?? ControlSocketPath.default())
+        let client = try ControlClient(path: control.path)
         let reply = try client.request(ControlRequest(id: .number(1), op: "subscribe",
                                                       events: events.isEmpty ? nil : events))
         guard reply.ok else { throw ValidationError(reply.error ?? "the daemon refused to subscribe") }

@@ -13,14 +13,13 @@ struct NowPlaying: ParsableCommand {
             Prints `nobody` when nothing owns it.
             """)
 
-    @Option(name: .long, help: "Control socket path (default: $XDG_RUNTIME_DIR/audio-policyd/control).")
-    var socket: String?
+    @OptionGroup var control: SocketOption
 
     @Flag(name: .long, help: "Print JSON: the owner (application, pid, index, player, identity, playbackStatus, title, artist, claim) or null.")
     var json = false
 
     func run() throws {
-        let status = try DaemonStatus.fetch(socket: socket)
+        let status = try DaemonStatus.fetch(path: control.path)
         if json {
             print(try status.nowPlaying.map(DaemonStatus.json) ?? "null")
             return

@@ -16,8 +16,7 @@ struct Record: ParsableCommand {
             complete either way), or when the daemon goes away (exit status 1, the file still written).
             """)
 
-    @Option(name: .long, help: "Control socket path (default: $XDG_RUNTIME_DIR/audio-policyd/control).")
-    var socket: String?
+    @OptionGroup var control: SocketOption
 
     @Option(name: .long, help: "Stop after this many seconds (default: until Ctrl-C).")
     var duration: Double?
@@ -33,7 +32,7 @@ struct Record: ParsableCommand {
     }
 
     func run() throws {
-        let client = try ControlClient(path: socket ?? ControlSocketPath.default())
+        let client = try ControlClient(path: control.path)
         let status = try client.request(ControlRequest(id: .number(1), op: "status"))
         let policy = status.status?.policy
         let reply = try client.request(ControlRequest(id: .number(2), op: "subscribe",

@@ -18,8 +18,7 @@ struct Run: ParsableCommand {
     @Option(name: .long, help: "Policy file (default: see below).")
     var policy: String?
 
-    @Option(name: .long, help: "Control socket path (default: $XDG_RUNTIME_DIR/audio-policyd/control).")
-    var socket: String?
+    @OptionGroup var control: SocketOption
 
     @Flag(name: .shortAndLong, help: "Log every stream and event, not only decisions.")
     var verbose = false
@@ -34,7 +33,7 @@ struct Run: ParsableCommand {
             throw ExitCode.failure
         }
         var options = DaemonOptions(policy: loaded, policyPath: path,
-                                    socketPath: socket ?? ControlSocketPath.default(), verbose: verbose)
+                                    socketPath: control.path, verbose: verbose)
         // The log on tmpfs when the session has a runtime folder, made durable in the state folder.
         if let log = JournalStore.defaultLogPath() {
             options.journalPath = log

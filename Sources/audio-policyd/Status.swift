@@ -8,14 +8,13 @@ struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show every stream the daemon sees: class, state, policy factor, and the Now Playing owner.")
 
-    @Option(name: .long, help: "Control socket path (default: $XDG_RUNTIME_DIR/audio-policyd/control).")
-    var socket: String?
+    @OptionGroup var control: SocketOption
 
     @Flag(name: .long, help: "Print JSON (keys: nowPlaying, streams, policy, server).")
     var json = false
 
     func run() throws {
-        let status = try DaemonStatus.fetch(socket: socket)
+        let status = try DaemonStatus.fetch(path: control.path)
         if json {
             print(try DaemonStatus.json(status))
             return

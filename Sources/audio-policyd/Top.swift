@@ -11,14 +11,13 @@ struct Top: ParsableCommand {
             restores the terminal. When standard output is not a terminal, prints one plain snapshot.
             """)
 
-    @Option(name: .long, help: "Control socket path (default: $XDG_RUNTIME_DIR/audio-policyd/control).")
-    var socket: String?
+    @OptionGroup var control: SocketOption
 
     @Flag(name: .long, help: "Print one plain snapshot and exit, even on a terminal.")
     var once = false
 
     func run() throws {
-        let viewer = TopViewer(socketPath: socket ?? ControlSocketPath.default())
+        let viewer = TopViewer(socketPath: control.path)
         if once || !viewer.terminal.isInteractive {
             if !viewer.printOnce() { throw ExitCode.failure }
             return

@@ -1,0 +1,11 @@
+import ArgumentParser
+import AudioPolicyDaemon
+
+/// `--socket PATH`, for every command that talks to the daemon: one definition, one default.
+struct SocketOption: ParsableArguments {
+    @Option(name: .long, help: "Control socket path (default: $XDG_RUNTIME_DIR/audio-policyd/control).")
+    var socket: String?
+
+    /// The socket to use: the one given, else the daemon's default.
+    var path: String { socket ?? ControlSocketPath.default() }
+}
