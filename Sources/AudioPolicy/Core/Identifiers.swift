@@ -37,9 +37,27 @@ public struct SourceLocation: Hashable, Sendable, CustomStringConvertible {
 public struct LocatedError: Error, Hashable, Sendable, CustomStringConvertible {
     public var location: SourceLocation
     public var message: String
+    /// Line breaks and other control characters in `message` (a key or a value quoted from the file,
+    /// toml++'s "saw 't<LF>'") are escaped, so that every error stays one `FILE:LINE:COLUMN: message` line.
     public init(_ location: SourceLocation, _ message: String) {
         self.location = location
-        self.message = message
+        self.message = Self.oneLine(message)
+    }
+
+    static func oneLine(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                out += "\\u{" + String(scalar.value, radix: 16) + "}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
     public var description: String { "\(location): \(message)" }
 }

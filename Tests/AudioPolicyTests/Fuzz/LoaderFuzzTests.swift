@@ -16,12 +16,8 @@ struct LoaderFuzzTests {
     private func expectClean(_ report: FuzzReport, _ what: String) {
         print("fuzz \(what): \(report.summary)")
         #expect(report.inputs > 0 || FuzzSettings.only != nil, "\(what): no inputs ran")
-        let known = report.problems.filter { $0.contains(LoaderFuzzer.knownLineBreak) }
-        let problems = report.problems.filter { !$0.contains(LoaderFuzzer.knownLineBreak) }
-        #expect(problems.isEmpty, "\(what) (FUZZ_SEED=\(FuzzSettings.seed)):\n\(problems.joined(separator: "\n"))")
-        withKnownIssue("toml++ names a line break raw in its message", isIntermittent: true) {
-            #expect(known.isEmpty, "\(what) (FUZZ_SEED=\(FuzzSettings.seed)):\n\(known.joined(separator: "\n"))")
-        }
+        #expect(report.problems.isEmpty,
+                "\(what) (FUZZ_SEED=\(FuzzSettings.seed)):\n\(report.problems.joined(separator: "\n"))")
     }
 
     @Test("the corpus is there")
