@@ -37,11 +37,17 @@ let package = Package(
             name: "AudioPolicyDaemon",
             dependencies: ["AudioPolicy", "CPulse", "CDBus", .product(name: "Logging", package: "swift-log")]
         ),
+        // Clients of the daemon, through the daemon library's public interface only: `top`.
+        .target(
+            name: "AudioPolicyTools",
+            dependencies: ["AudioPolicy", "AudioPolicyDaemon"]
+        ),
         .executableTarget(
             name: "audio-policyd",
             dependencies: [
                 "AudioPolicy",
                 "AudioPolicyDaemon",
+                "AudioPolicyTools",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

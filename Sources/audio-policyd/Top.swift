@@ -1,5 +1,6 @@
 import ArgumentParser
 import AudioPolicyDaemon
+import AudioPolicyTools
 import Foundation
 
 /// `audio-policyd top`: a live view of the running daemon.

@@ -1,3 +1,4 @@
+import AudioPolicyDaemon
 /// The peak meters `top` draws: one per stream the daemon reports, on top's own connection to the
 /// sound server.
 ///
@@ -44,7 +45,7 @@ final class TopMeters {
         guard isConnected else { return }
         for index in streams.sorted() where meters[index] == nil {
             // No sink named: the server picks the monitor of the one the stream plays to.
-            guard let meter = pulse.meter(sinkInput: index, sink: invalidIndex, onPeak: { [unowned self] peak in
+            guard let meter = pulse.meter(sinkInput: index, sink: UInt32.max, onPeak: { [unowned self] peak in
                 guard meters[index] != nil else { return }
                 peaks[index] = peak
                 onPeak()

@@ -1,3 +1,4 @@
+import AudioPolicyDaemon
 import AudioPolicy
 import Foundation
 

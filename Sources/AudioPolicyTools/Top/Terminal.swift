@@ -1,3 +1,4 @@
+import AudioPolicyDaemon
 import Foundation
 
 /// The controlling terminal for a full-screen view: raw input, the alternate screen, a hidden cursor
