@@ -20,14 +20,10 @@ extension Daemon {
     }
 
     /// The `id` of a request that could not be decoded as a whole, so that even its error reply can
-    /// be matched to it.
+    /// be matched to it (decoded as requests decode it, so it is echoed the same way).
     private static func salvageID(_ line: String) -> JSONValue? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
-        switch object["id"] {
-        case let text as String: return .string(text)
-        case let number as NSNumber: return .number(number.doubleValue)
-        default: return nil
-        }
+        struct IDOnly: Decodable { var id: JSONValue? }
+        return (try? JSONDecoder().decode(IDOnly.self, from: Data(line.utf8)))?.id
     }
 
     private func respond(to request: ControlRequest, from client: ControlServer.ClientID) -> ControlReply {
@@ -115,7 +111,10 @@ extension Daemon {
 
     private static func describe(_ error: Error) -> String {
         switch error {
-        case let DecodingError.dataCorrupted(context): return context.debugDescription
+        case let DecodingError.dataCorrupted(context):
+            // A value JSON allows but the field cannot hold (`"pid": 1e10`) is not "invalid JSON": say where.
+            guard !context.codingPath.isEmpty else { return context.debugDescription }
+            return "bad value at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\""
         case let DecodingError.keyNotFound(key, _): return "missing \"\(key.stringValue)\""
         case let DecodingError.typeMismatch(_, context):
             return "wrong type at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\""
