@@ -13,7 +13,7 @@ extension Daemon {
             let request = try JSONDecoder().decode(ControlRequest.self, from: Data(line.utf8))
             reply = respond(to: request, from: client)
         } catch {
-            reply = .failure(Self.salvageID(line), "malformed request: \(Self.describe(error)); expected one JSON "
+            reply = .failure(Self.salvageID(line), "malformed request: \(Self.describe(error, in: line)); expected one JSON "
                 + "object per line, e.g. {\"id\":1,\"op\":\"status\"}")
         }
         return Self.encode(reply)
@@ -109,12 +109,15 @@ extension Daemon {
             ?? #"{"ok":false,"error":"internal: reply could not be encoded"}"#
     }
 
-    private static func describe(_ error: Error) -> String {
+    private static func describe(_ error: Error, in line: String) -> String {
         switch error {
         case let DecodingError.dataCorrupted(context):
-            // A value JSON allows but the field cannot hold (`"pid": 1e10`) is not "invalid JSON": say where.
-            guard !context.codingPath.isEmpty else { return context.debugDescription }
-            return "bad value at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\""
+            // Foundation's decoder calls a number a field cannot hold (`"pid": 1e10`) "not valid JSON",
+            // with no key: say what it is when the line is JSON after all.
+            if context.codingPath.isEmpty, (try? JSONSerialization.jsonObject(with: Data(line.utf8))) != nil {
+                return "a number out of range for its field (pid: a 32-bit process id, id: 64 bits or a double)"
+            }
+            return context.debugDescription
         case let DecodingError.keyNotFound(key, _): return "missing \"\(key.stringValue)\""
         case let DecodingError.typeMismatch(_, context):
             return "wrong type at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\""

@@ -79,6 +79,20 @@ final class ControlConnection {
         return try readLine()
     }
 
+    /// Reads whatever arrives within `seconds` without keeping it; how many line ends it held.
+    func discardAvailable(within seconds: Double) -> Int {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, Int32(seconds * 1000)) > 0 else { return 0 }
+        var chunk = [UInt8](repeating: 0, count: 256 * 1024)
+        let count = recv(fd, &chunk, chunk.count, Int32(MSG_DONTWAIT))
+        guard count > 0 else { return 0 }
+        return chunk.withUnsafeBufferPointer { bytes in
+            var lines = 0
+            for index in 0..<count where bytes[index] == UInt8(ascii: "\n") { lines += 1 }
+            return lines
+        }
+    }
+
     /// Reads until the daemon closes the connection; the lines it sent first. Throws if it stays open
     /// past the read deadline.
     func readToEnd() throws -> [String] {
