@@ -121,6 +121,28 @@ final class ControlSocketLimitTests {
         #expect(try daemon.status().server != nil)
     }
 
+    @Test("a client of another user is refused by its credentials (SO_PEERCRED), with a log line, even past a loosened socket mode; the daemon's own user is served (control)",
+          .enabled(if: getuid() == 0, "needs root, to connect as another user with setpriv"))
+    func otherUser() throws {
+        let daemon = try session.startDaemon()
+        // Past the filesystem's check (folder 0700, socket 0600), so that the credential check is what answers.
+        #expect(chmod(daemon.folder.path, 0o711) == 0 && chmod(daemon.socketPath, 0o666) == 0)
+        let status = [TestEnvironment.daemonBinary, "status", "--json", "--socket", daemon.socketPath]
+        let mark = daemon.logCount
+        #expect {
+            try run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + status)
+        } throws: { error in
+            "\(error)".contains("refused: this daemon serves only its own user")
+        }
+        let line = try daemon.awaitLog("control socket: refused uid 65534", after: mark)
+        #expect(line.contains("only uid \(getuid())"), "\(line)")
+
+        // The daemon's own user, through the same setpriv and the same loosened socket: served.
+        let same = try run(["setpriv", "--reuid=\(getuid())", "--regid=\(getgid())", "--clear-groups"] + status)
+        #expect(same.contains("\"streams\""), "\(same)")
+        #expect(daemon.log[mark...].filter { $0.contains("refused") }.count == 1)
+    }
+
     @Test("half-closed: a request then shutdown(SHUT_WR) is answered, so is an unfinished last line, then the daemon closes; a connection left open stays open (control)")
     func halfClosed() throws {
         let daemon = try session.startDaemon()

@@ -22,6 +22,8 @@ extension ControlServer {
 
         let fd: Int32
         let peer: PeerCredentials?
+        /// Of another user (or of none the kernel could tell): served nothing.
+        let refused: Bool
         /// Received bytes; the first `taken` of them are lines already handed out.
         private var input = Data()
         private var taken = 0
@@ -35,9 +37,10 @@ extension ControlServer {
         var readWatch: AnyObject?
         var writeWatch: AnyObject?
 
-        init(fd: Int32, peer: PeerCredentials?) {
+        init(fd: Int32, peer: PeerCredentials?, refused: Bool) {
             self.fd = fd
             self.peer = peer
+            self.refused = refused
         }
 
         deinit {

@@ -14,7 +14,8 @@ import Foundation
 ///   that sends without reading slows only itself;
 /// - a client with more than ``maxBacklog`` bytes unsent (a subscriber that stopped reading its
 ///   events) is disconnected;
-/// - a peer whose user is not the daemon's (`SO_PEERCRED`) is refused.
+/// - a peer whose user is not the daemon's (`SO_PEERCRED`) is refused: told so, and closed after its
+///   first line; none of its requests reaches `onRequest`.
 public final class ControlServer {
     /// Identifies one connected client, so interruptions it began can be ended when it goes away.
     public typealias ClientID = Int
@@ -120,25 +121,19 @@ public final class ControlServer {
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             let peer = PeerCredentials(of: fd)
-            guard let peer, peer.uid == owner else {
-                refuse(fd, peer)
-                continue
-            }
             let id = nextClient
             nextClient += 1
-            let client = Client(fd: fd, peer: peer)
+            let client = Client(fd: fd, peer: peer, refused: peer?.uid != owner)
             clients[id] = client
+            if client.refused {
+                // Told at once, closed after its first line: a client that writes before it reads
+                // still reads why, instead of a broken pipe.
+                let who = peer.map { "uid \($0.uid) (pid \($0.pid))" } ?? "a peer with no credentials"
+                onWarning("control socket: refused \(who): only uid \(owner), the daemon's user, may connect")
+                queue(#"{"ok":false,"error":"refused: this daemon serves only its own user"}"#, to: client, id: id)
+            }
             updateWatches(client, id: id)
         }
-    }
-
-    /// Tells a peer of another user why, logs it, and closes its connection.
-    private func refuse(_ fd: Int32, _ peer: PeerCredentials?) {
-        let who = peer.map { "uid \($0.uid) (pid \($0.pid))" } ?? "a peer with no credentials"
-        onWarning("control socket: refused \(who): only uid \(owner), the daemon's user, may connect")
-        let line = Array(#"{"ok":false,"error":"refused: this daemon serves only its own user"}"#.utf8) + [UInt8(ascii: "\n")]
-        _ = line.withUnsafeBytes { Foundation.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
-        Foundation.close(fd)
     }
 
     private func readable(_ id: ClientID) {
@@ -161,6 +156,10 @@ public final class ControlServer {
         while let client = clients[id], !client.closing, !client.dropped, client.output.count <= Self.readPause {
             guard let line = client.nextLine(maxLength: Self.maxLine) else {
                 exhausted = true
+                break
+            }
+            if client.refused {
+                client.closing = true
                 break
             }
             switch line {
