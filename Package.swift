@@ -51,8 +51,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "AudioPolicyTests", dependencies: ["AudioPolicy"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["AudioPolicy", "AudioPolicyDaemon"]),
+        // The fuzzers' seeded generator and settings (FUZZ_SEED, FUZZ_SCALE), shared by the test targets.
+        .target(name: "Fuzzing", path: "Tests/Fuzzing"),
+        .testTarget(name: "AudioPolicyTests", dependencies: ["AudioPolicy", "Fuzzing"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["AudioPolicy", "AudioPolicyDaemon", "Fuzzing"]),
         // The shell's pure parts (journal format and file, systemd notification address, `top` screen).
         .testTarget(name: "AudioPolicyDaemonTests", dependencies: ["AudioPolicy", "AudioPolicyDaemon"]),
     ]

@@ -13,21 +13,17 @@ extension Daemon {
             let request = try JSONDecoder().decode(ControlRequest.self, from: Data(line.utf8))
             reply = respond(to: request, from: client)
         } catch {
-            reply = .failure(Self.salvageID(line), "malformed request: \(Self.describe(error)); expected one JSON "
+            reply = .failure(Self.salvageID(line), "malformed request: \(Self.describe(error, in: line)); expected one JSON "
                 + "object per line, e.g. {\"id\":1,\"op\":\"status\"}")
         }
         return Self.encode(reply)
     }
 
     /// The `id` of a request that could not be decoded as a whole, so that even its error reply can
-    /// be matched to it.
+    /// be matched to it (decoded as requests decode it, so it is echoed the same way).
     private static func salvageID(_ line: String) -> JSONValue? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
-        switch object["id"] {
-        case let text as String: return .string(text)
-        case let number as NSNumber: return .number(number.doubleValue)
-        default: return nil
-        }
+        struct IDOnly: Decodable { var id: JSONValue? }
+        return (try? JSONDecoder().decode(IDOnly.self, from: Data(line.utf8)))?.id
     }
 
     private func respond(to request: ControlRequest, from client: ControlServer.ClientID) -> ControlReply {
@@ -114,9 +110,15 @@ extension Daemon {
             ?? #"{"ok":false,"error":"internal: reply could not be encoded"}"#
     }
 
-    private static func describe(_ error: Error) -> String {
+    private static func describe(_ error: Error, in line: String) -> String {
         switch error {
-        case let DecodingError.dataCorrupted(context): return context.debugDescription
+        case let DecodingError.dataCorrupted(context):
+            // Foundation's decoder calls a number a field cannot hold (`"pid": 1e10`) "not valid JSON",
+            // with no key: say what it is when the line is JSON after all.
+            if context.codingPath.isEmpty, (try? JSONSerialization.jsonObject(with: Data(line.utf8))) != nil {
+                return "a number out of range for its field (pid: a 32-bit process id, id: 64 bits or a double)"
+            }
+            return context.debugDescription
         case let DecodingError.keyNotFound(key, _): return "missing \"\(key.stringValue)\""
         case let DecodingError.typeMismatch(_, context):
             return "wrong type at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\""

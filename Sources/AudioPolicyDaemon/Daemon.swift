@@ -110,9 +110,10 @@ public final class Daemon {
         signals = try MainLoop.SignalHandler(loop: loop, signals: [SIGTERM, SIGINT, SIGHUP]) { [unowned self] signal in
             signal == SIGHUP ? self.reloadPolicy() : self.stop()
         }
-        control = try ControlServer(path: options.socketPath) { [loop] fd, handler in
-            MainLoop.IOWatch(loop: loop, fd: fd, events: .readable) { _ in handler() }
+        control = try ControlServer(path: options.socketPath) { [loop] fd, readiness, handler in
+            MainLoop.IOWatch(loop: loop, fd: fd, events: readiness == .readable ? .readable : .writable) { _ in handler() }
         }
+        control?.onWarning = { [unowned self] message in self.log.warning("\(message)") }
         control?.onRequest = { [unowned self] client, line in self.handleRequest(line, from: client) }
         control?.onDisconnect = { [unowned self] client in self.clientLeft(client) }
         log.info("policy \(options.policy.source); control socket \(options.socketPath)")

@@ -70,14 +70,22 @@ public struct ControlReply: Codable, Sendable {
     }
 }
 
-/// A request id: whatever JSON scalar the client chose.
+/// A request id: whatever JSON scalar the client chose (a string, a number or a boolean; `null` is
+/// the same as no id), echoed back exactly so that replies can be matched to requests.
 public enum JSONValue: Codable, Hashable, Sendable {
     case number(Double)
+    /// A whole number that fits in 64 bits: kept exactly (a `Double` would turn 2^53+1 into 2^53).
+    case integer(Int64)
     case string(String)
+    case bool(Bool)
 
     public init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if let number = try? container.decode(Double.self) {
+        if let flag = try? container.decode(Bool.self) {
+            self = .bool(flag)
+        } else if let integer = try? container.decode(Int64.self) {
+            self = .integer(integer)
+        } else if let number = try? container.decode(Double.self) {
             self = .number(number)
         } else {
             self = .string(try container.decode(String.self))
@@ -91,7 +99,9 @@ public enum JSONValue: Codable, Hashable, Sendable {
             if number == number.rounded(), abs(number) < 1e15 { try container.encode(Int(number)) } else {
                 try container.encode(number)
             }
+        case let .integer(integer): try container.encode(integer)
         case let .string(string): try container.encode(string)
+        case let .bool(flag): try container.encode(flag)
         }
     }
 }

@@ -1,5 +1,6 @@
 import AudioPolicy
 import Foundation
+import Fuzzing
 import Testing
 
 /// `audio-policyd check BAD...` on a few bad policies (handwritten, and fuzzed inputs the loader

@@ -1,5 +1,6 @@
 import AudioPolicy
 import Foundation
+import Fuzzing
 import Testing
 
 /// Fuzzes the policy and fixture loaders with mutated shipped files, truncations and random bytes.

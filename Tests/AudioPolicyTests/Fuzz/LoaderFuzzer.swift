@@ -1,5 +1,6 @@
 import AudioPolicy
 import Foundation
+import Fuzzing
 
 // A seeded fuzzer for the TOML loaders (`PolicyLoader.load(text:file:)`, `FixtureLoader.load(text:file:)`).
 //
@@ -12,37 +13,6 @@ import Foundation
 // counts (default 1; e.g. 10 for a long run). A crash kills the test process: the signal handler
 // installed here prints the run seed and the input it died on first. A hang is caught by a watchdog
 // thread, which writes the input to a file and aborts.
-
-/// FuzzRNG: the property tests' SplitMix64 (the same sequence on every platform for a seed), with the
-/// fuzzer's own helpers.
-struct FuzzRNG: RandomNumberGenerator {
-    private var base: SplitMix64
-    init(seed: UInt64) { base = SplitMix64(seed: seed) }
-    mutating func next() -> UInt64 { base.next() }
-
-    /// The seed of input `index` of the run seeded `run`.
-    static func inputSeed(run: UInt64, index: Int) -> UInt64 {
-        var mixer = FuzzRNG(seed: run ^ (UInt64(truncatingIfNeeded: index) &* 0xD6E8_FEB8_6659_FD93))
-        return mixer.next()
-    }
-}
-
-enum FuzzSettings {
-    static let environment = ProcessInfo.processInfo.environment
-    /// The run's seed: `FUZZ_SEED`, else random.
-    static let seed: UInt64 = environment["FUZZ_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
-    /// Only this input number (to reproduce one failure), if set.
-    static let only: Int? = environment["FUZZ_ONLY"].flatMap { Int($0) }
-    /// Multiplies every input count.
-    static let scale: Double = environment["FUZZ_SCALE"].flatMap { Double($0) } ?? 1
-    /// An input slower than this is reported (seconds). A stall detector, not a speed test: a debug build
-    /// on two cores shared with a sound server took 1.4 s for one 3,000-deep nesting.
-    static let slow: Double = 5
-    /// An input still running after this long is a hang: the watchdog aborts the process (seconds).
-    static let hang: Double = 20
-
-    static func count(_ base: Int) -> Int { max(1, Int((Double(base) * scale).rounded())) }
-}
 
 // MARK: - Crash and hang reporting
 

@@ -1,5 +1,6 @@
 @testable import AudioPolicy
 import Foundation
+import Fuzzing
 import Testing
 
 /// Engine invariants over random sequences of every event the engine takes, on every shipped policy.

@@ -1,25 +1,10 @@
 @testable import AudioPolicy
 import Foundation
+import Fuzzing
 
 // The world the property tests draw from: a seeded RNG, the shipped policies, realistic stream
 // identities (../shared/REAL-APPS.md), and a generator that reacts to the engine's commands the way a
 // shell and real players would (a paused player reports Paused, a measured stream gets a verdict).
-
-/// SplitMix64: small, fast, and the same on every platform, so a printed seed replays exactly.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &self) }
-    mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
-    mutating func pick<T>(_ items: [T]) -> T { items[Int.random(in: 0..<items.count, using: &self)] }
-}
 
 /// What a step of a sequence does: an engine event, a policy reload, or a tick at an arbitrary time.
 enum PropertyAction: Hashable, Sendable {

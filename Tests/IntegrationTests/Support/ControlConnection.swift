@@ -23,7 +23,11 @@ final class ControlConnection {
     }
 
     func send(_ line: String) throws {
-        let bytes = Array((line + "\n").utf8)
+        try send(bytes: Array((line + "\n").utf8))
+    }
+
+    /// Sends raw bytes (a fuzzed line, half a line, not UTF-8), all of them.
+    func send(bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes[offset...].withUnsafeBytes { Foundation.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -46,6 +50,60 @@ final class ControlConnection {
                     : Self.failure("no reply from the daemon")
             }
             buffer.append(contentsOf: chunk[0..<count])
+        }
+    }
+
+    /// Sends what it can of `bytes` without waiting; how many bytes went.
+    func sendNow(_ bytes: [UInt8]) -> Int {
+        bytes.withUnsafeBytes { Foundation.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
+    }
+
+    /// Shuts down the writing side (a half-closed connection): the daemon reads an end of file.
+    func closeWriting() { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
+
+    /// The next line, or nil if none arrives within `seconds` (the connection stays usable).
+    func readLine(within seconds: Double) throws -> String? {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let deadline = Date().addingTimeInterval(seconds)
+        while !buffer.contains(UInt8(ascii: "\n")) {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0, poll(&descriptor, 1, Int32(left * 1000)) > 0 else { return nil }
+            var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+            let count = recv(fd, &chunk, chunk.count, 0)
+            guard count > 0 else {
+                throw count == 0 ? CommandFailure(description: "the daemon closed the control connection")
+                    : Self.failure("recv")
+            }
+            buffer.append(contentsOf: chunk[0..<count])
+        }
+        return try readLine()
+    }
+
+    /// Reads whatever arrives within `seconds` without keeping it; how many line ends it held.
+    func discardAvailable(within seconds: Double) -> Int {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, Int32(seconds * 1000)) > 0 else { return 0 }
+        var chunk = [UInt8](repeating: 0, count: 256 * 1024)
+        let count = recv(fd, &chunk, chunk.count, Int32(MSG_DONTWAIT))
+        guard count > 0 else { return 0 }
+        return chunk.withUnsafeBufferPointer { bytes in
+            var lines = 0
+            for index in 0..<count where bytes[index] == UInt8(ascii: "\n") { lines += 1 }
+            return lines
+        }
+    }
+
+    /// Reads until the daemon closes the connection; the lines it sent first. Throws if it stays open
+    /// past the read deadline.
+    func readToEnd() throws -> [String] {
+        var lines: [String] = []
+        while true {
+            do {
+                lines.append(try readLine())
+            } catch let error as CommandFailure
+                where error.description.contains("closed") || error.description.contains(String(cString: strerror(ECONNRESET))) {
+                return lines
+            }
         }
     }
 

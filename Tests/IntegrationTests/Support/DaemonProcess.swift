@@ -52,6 +52,17 @@ final class DaemonProcess {
     }
 
     var pid: Int32 { child.pid }
+
+    /// The daemon's resident memory now, in KiB (`VmRSS` in /proc/PID/status).
+    var residentKiB: Int {
+        get throws {
+            let text = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+                  let kib = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+            else { throw CommandFailure(description: "no VmRSS in /proc/\(pid)/status") }
+            return kib
+        }
+    }
     var isRunning: Bool { child.isRunning }
 
     // MARK: - Control socket
