@@ -59,11 +59,20 @@ final class ControlSocketFuzzTests {
             } catch {
                 // No reply in time, or the connection closed: report the window's lines and go on anew.
                 problems.append(Self.report(indices[0], lines[0], ["\(error) (lines \(indices.first!)...\(indices.last!))"]))
+                guard daemon.isRunning else {
+                    // The daemon died on one of these lines: say how, with its last words, and stop.
+                    for (index, line) in zip(indices, lines) { _ = Self.report(index, line, ["saved"]) }
+                    problems.append("the daemon exited (status \(daemon.exitCode.map(String.init) ?? "?")) on lines "
+                        + "\(indices.first!)...\(indices.last!) (each saved as above); its last log lines:\n"
+                        + daemon.log.suffix(20).joined(separator: "\n"))
+                    break
+                }
                 connection = try ControlConnection(path: daemon.socketPath)
             }
             if problems.count > 20 { break }
         }
         let took = ContinuousClock.now - start
+        try #require(daemon.isRunning, "FUZZ_SEED=\(seed):\n\(problems.joined(separator: "\n"))")
         let status = try daemon.status()
         let after = try daemon.residentKiB
         print("control socket fuzz: \(sent) lines in \(took) (\(succeeded) ok, \(failed) errors); "

@@ -64,6 +64,8 @@ final class DaemonProcess {
         }
     }
     var isRunning: Bool { child.isRunning }
+    /// Its exit status once it has exited (128+N for signal N), nil while it runs.
+    var exitCode: Int32? { child.exitCode }
 
     // MARK: - Control socket
 
