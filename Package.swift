@@ -37,10 +37,10 @@ let package = Package(
             name: "AudioPolicyDaemon",
             dependencies: ["AudioPolicy", "CPulse", "CDBus", .product(name: "Logging", package: "swift-log")]
         ),
-        // Clients of the daemon, through the daemon library's public interface only: `top`.
+        // Clients of the daemon, through the daemon library's public interface only: `top`, the benchmarks.
         .target(
             name: "AudioPolicyTools",
-            dependencies: ["AudioPolicy", "AudioPolicyDaemon"]
+            dependencies: ["AudioPolicy", "AudioPolicyDaemon", "CPulse", .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "audio-policyd",
@@ -54,8 +54,8 @@ let package = Package(
         // The fuzzers' seeded generator and settings (FUZZ_SEED, FUZZ_SCALE), shared by the test targets.
         .target(name: "Fuzzing", path: "Tests/Fuzzing"),
         .testTarget(name: "AudioPolicyTests", dependencies: ["AudioPolicy", "Fuzzing"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["AudioPolicy", "AudioPolicyDaemon", "Fuzzing"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["AudioPolicy", "AudioPolicyDaemon", "AudioPolicyTools", "Fuzzing"]),
         // The shell's pure parts (journal format and file, systemd notification address, `top` screen).
-        .testTarget(name: "AudioPolicyDaemonTests", dependencies: ["AudioPolicy", "AudioPolicyDaemon"]),
+        .testTarget(name: "AudioPolicyDaemonTests", dependencies: ["AudioPolicy", "AudioPolicyDaemon", "AudioPolicyTools"]),
     ]
 )

@@ -140,6 +140,20 @@ public final class Daemon {
         }
     }
 
+    // MARK: - For a benchmark that embeds the daemon
+
+    /// The loop the daemon runs on: an embedding benchmark drives its load from the same thread.
+    public var eventLoop: MainLoop { loop }
+    /// How many playback streams the daemon follows now.
+    public var liveStreamCount: Int { streams.count }
+    /// The sound server it is connected to (`pulseaudio 16.1`), if it is.
+    public var connectedServer: String? { serverName }
+    /// How much it logs.
+    public var logLevel: Logger.Level {
+        get { log.logLevel }
+        set { log.logLevel = newValue }
+    }
+
     // MARK: - Clock
 
     /// Milliseconds since start, fractional, for ramp steps.

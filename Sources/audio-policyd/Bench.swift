@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioPolicy
 import AudioPolicyDaemon
+import AudioPolicyTools
 import Foundation
 
 /// `audio-policyd bench`: the figures the README quotes.

@@ -1,4 +1,5 @@
 import AudioPolicyDaemon
+import AudioPolicyTools
 import Testing
 
 @Suite struct PercentilesTests {

@@ -1,4 +1,5 @@
 import AudioPolicyDaemon
+import AudioPolicyTools
 import Foundation
 import Testing
 

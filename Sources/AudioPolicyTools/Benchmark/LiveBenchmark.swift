@@ -1,3 +1,4 @@
+import AudioPolicyDaemon
 import AudioPolicy
 import Foundation
 
@@ -76,7 +77,7 @@ public final class LiveBenchmark {
         options.journalPath = journalLog
         options.journalDurableCopy = folder + "/journal.json"
         let daemon = Daemon(options: options)
-        daemon.log.logLevel = ProcessInfo.processInfo.environment["BENCH_LOG"] != nil ? .debug : .warning
+        daemon.logLevel = ProcessInfo.processInfo.environment["BENCH_LOG"] != nil ? .debug : .warning
         let driver = Driver(benchmark: self, daemon: daemon)
         daemon.onReady = { [unowned driver] in driver.begin() }
         _ = try daemon.run()
@@ -231,8 +232,8 @@ public final class LiveBenchmark {
         func begin() {
             guard !started else { return }
             started = true
-            timer = MainLoop.Timer(loop: daemon.loop) { [unowned self] in self.step() }
-            guard let sinks = benchmark.loadSinks(server: daemon.serverName),
+            timer = MainLoop.Timer(loop: daemon.eventLoop) { [unowned self] in self.step() }
+            guard let sinks = benchmark.loadSinks(server: daemon.connectedServer),
                   benchmark.startGenerators(sinks: sinks) else { return fail(benchmark.failure ?? "") }
             guard benchmark.startMusic() else { return fail(benchmark.failure ?? "") }
             waitedTicks = 0
@@ -241,8 +242,8 @@ public final class LiveBenchmark {
 
         func waitForStreams() {
             waitedTicks += 1
-            guard daemon.streams.count >= benchmark.streamCount + 1 else {
-                return waitedTicks > 600 ? fail("only \(daemon.streams.count) of \(benchmark.streamCount) streams appeared")
+            guard daemon.liveStreamCount >= benchmark.streamCount + 1 else {
+                return waitedTicks > 600 ? fail("only \(daemon.liveStreamCount) of \(benchmark.streamCount) streams appeared")
                     : after(100, waitForStreams)
             }
             promptsLeft = benchmark.prompts
@@ -359,7 +360,7 @@ public final class LiveBenchmark {
             let end = idleEnd
             let phrases = phraseReactions
             benchmark.result = Result(
-                server: daemon.serverName, streams: benchmark.streamCount, corked: benchmark.corked,
+                server: daemon.connectedServer, streams: benchmark.streamCount, corked: benchmark.corked,
                 reaction: Percentiles(daemon.reactionTimes.map { Double($0.total) }),
                 serverAnswer: Percentiles(daemon.reactionTimes.map { Double($0.server) }),
                 daemonShare: Percentiles(daemon.reactionTimes.map { Double($0.daemon) }),

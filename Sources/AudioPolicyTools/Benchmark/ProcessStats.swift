@@ -1,3 +1,4 @@
+import AudioPolicyDaemon
 import Foundation
 
 /// This process's resident memory and context switches, from /proc (Linux).

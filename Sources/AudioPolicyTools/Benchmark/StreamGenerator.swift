@@ -1,3 +1,4 @@
+import AudioPolicyDaemon
 import CPulse
 import Foundation
 
