@@ -17,6 +17,7 @@ struct AudioPolicyCommand: ParsableCommand {
             Test.self,
             Bench.self,
             BenchStreams.self,
+            Soak.self,
             Check.self,
             Explain.self,
         ]
