@@ -73,7 +73,11 @@ extension Daemon {
         guard streams[input.index] == nil else { return streamChanged(input) }
         streams[input.index] = LiveStream(input)
         let id = Self.streamID(input.index)
+        let ownBefore = streams[input.index]?.ownVolume
+        let mutedByUs = adoptSavedOrigin(input.index)
+        let adopted = mutedByUs || streams[input.index]?.ownVolume != ownBefore
         feed(.streamStarted(id, input.properties, player: playerForNewStream(input)))
+        if adopted { correctSavedStart(input.index, mutedByUs: mutedByUs) }
         if let announced = input.announcedAt, recordReactionTimes {
             reactionTimes.append(ReactionTime(announced: announced, described: input.describedAt ?? announced,
                                               acted: MainLoop.monotonicMicroseconds()))
