@@ -137,6 +137,8 @@ extension Daemon {
     func recoverFromJournal(_ inputs: [SinkInput], completion: @escaping () -> Void) -> [SinkInput] {
         journalRepairs = []
         let entries = journal.beginRecovery()
+        // Daemon+SavedWrites: streams that started while no daemon ran may have been given its ducks.
+        savedWrites.recovered(entries, duckLevels: engine.policy.classes.values.map(\.duck.linear))
         guard !entries.isEmpty, let pulse else {
             completion()
             return inputs

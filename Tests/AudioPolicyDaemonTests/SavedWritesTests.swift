@@ -46,4 +46,15 @@ struct SavedWritesTests {
         }
         #expect(writes.origin(of: ducked, muted: false, key: key) == nil, "the oldest writes are forgotten")
     }
+
+    @Test("an earlier run's journal: its streams' ducks and fade-outs are ours, a user's level is not")
+    func recoveredFromTheJournal() {
+        var writes = SavedWrites()
+        let entry = JournalEntry(sinkInput: 7, restoreID: key, application: "music", pid: 42, volume: own.values,
+                                 channelMap: [1, 2], muted: false, policyMuted: true)
+        writes.recovered([entry], duckLevels: [0.1, 0.2, 1])
+        #expect(writes.origin(of: own.scaled(by: 0.1), muted: false, key: key)?.own.values == own.values)
+        #expect(writes.origin(of: own.scaled(by: 0), muted: true, key: key)?.policyMuted == true)
+        #expect(writes.origin(of: own.scaled(by: 0.7), muted: false, key: key) == nil)
+    }
 }

@@ -34,6 +34,20 @@ struct SavedWrites {
         writes[key] = list
     }
 
+    /// What an earlier run left changed (its journal): it wrote to those streams too, and the server
+    /// may have saved those writes for their keys and given them to streams that started while no
+    /// daemon ran. Only the levels a change settles at are known: each stream's own level at each of
+    /// the policy's `duckLevels` (linear), and faded out if it was muted.
+    mutating func recovered(_ entries: [JournalEntry], duckLevels: [Double]) {
+        for entry in entries where !entry.volume.isEmpty {
+            let own = entry.ownVolume
+            for level in Set(duckLevels) where level < 1 {
+                wrote(own.scaled(by: level), policyMuted: false, key: entry.restoreID, own: own)
+            }
+            if entry.policyMuted { wrote(own.scaled(by: 0), policyMuted: true, key: entry.restoreID, own: own) }
+        }
+    }
+
     /// The write a new stream of `key` starting at `volume` (`muted`) was given by the server, if it is
     /// one of ours: the newest such, whose `own` is the stream's real own level.
     func origin(of volume: ChannelVolumes, muted: Bool, key: String?) -> Write? {
