@@ -10,8 +10,9 @@ import CPulse
 final class SoakApp {
     let number: Int
     let kind: SoakStreamKind
-    /// The volume it asks for when it connects its stream: its own level until the user changes it.
-    let volume: ChannelVolumes
+    /// The volume it asks for when it connects its stream; nil: none, the server chooses (restoring
+    /// its key's saved level), as most apps leave it.
+    let volume: ChannelVolumes?
     let startedCorked: Bool
     /// When it means to quit (monotonic µs).
     let endsAt: UInt64
@@ -26,7 +27,7 @@ final class SoakApp {
     private var context: OpaquePointer?
     private var stream: OpaquePointer?
 
-    init(loop: MainLoop, number: Int, kind: SoakStreamKind, pid: Int, volume: ChannelVolumes, corked: Bool,
+    init(loop: MainLoop, number: Int, kind: SoakStreamKind, pid: Int, volume: ChannelVolumes?, corked: Bool,
          endsAt: UInt64) {
         self.loop = loop
         self.number = number

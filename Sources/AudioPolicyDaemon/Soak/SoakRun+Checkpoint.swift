@@ -5,6 +5,7 @@ import Foundation
 extension SoakRun {
     func beginCheckpoint(final: Bool) {
         checkpointCount += 1
+        trace("checkpoint \(checkpointCount) begins")
         let now = MainLoop.monotonicMicroseconds()
         let checkpoint = Checkpoint(number: checkpointCount, final: final, startedAt: now,
                                     deadline: now + UInt64(plan.settleTimeout * 1_000_000))
@@ -66,12 +67,13 @@ extension SoakRun {
             problems.append("the daemon does not answer status")
         }
         for index in ours.sorted() {
-            guard let level = levels.level(of: index), let stream = mixer.streams[index] else { continue }
-            if !UserLevels.same(stream.volume, level.volume) {
+            guard let level = levels.level(of: index), let stream = mixer.streams[index],
+                  !level.accepts(volume: stream.volume, muted: stream.muted) else { continue }
+            let others = level.alternatives.isEmpty ? "" : " (or \(level.alternatives.map(\.values)))"
+            if !level.accepts(volume: stream.volume, muted: level.eitherMute ? stream.muted : level.muted) {
                 problems.append("stream #\(index) (\(stream.applicationName ?? "?")) is at \(stream.volume.values) "
-                    + "(\(stream.volume)); the user's level is \(level.volume.values) (\(level.volume))")
-            }
-            if stream.muted != level.muted {
+                    + "(\(stream.volume)); the user's level is \(level.volume.values) (\(level.volume))\(others)")
+            } else {
                 problems.append("stream #\(index) (\(stream.applicationName ?? "?")) is \(stream.muted ? "muted" : "unmuted"); "
                     + "the user left it \(level.muted ? "muted" : "unmuted")")
             }
@@ -91,6 +93,10 @@ extension SoakRun {
     /// The streams are compared: read the saved entries, then take the memory figure.
     func settled(_ checkpoint: Checkpoint, at now: UInt64) {
         report.checkpoints += 1
+        for app in apps.values where app.kind.survives {
+            guard let index = app.index, let stream = mixer.streams[index] else { continue }
+            levels.settle(index, volume: stream.volume, muted: stream.muted)
+        }
         report.settleSeconds.append(Double(now - checkpoint.startedAt) / 1e6)
         report.streamsChecked += apps.values.filter(\.kind.survives).count
         phase = .readingEntries(checkpoint)
@@ -135,12 +141,18 @@ extension SoakRun {
         tick?.schedule(after: 0)
     }
 
-    /// The apps' streams the mixer sees for the first time: their own level is what they asked for.
+    /// The apps' streams the mixer sees for the first time (with their volume known: pipewire-pulse
+    /// announces a stream at 0 and tells its volume a moment later): their own level and mute.
     func registerStreams() {
         for app in apps.values {
-            guard let index = app.index, appOfStream[index] == nil, let stream = mixer.streams[index] else { continue }
+            guard let index = app.index, appOfStream[index] == nil, let stream = mixer.streams[index],
+                  !stream.volumePending else { continue }
             appOfStream[index] = app.number
-            levels.started(index, key: stream.restoreID, volume: app.volume)
+            let level = UserLevels.Level(volume: stream.volume, muted: stream.muted)
+            let problem = levels.started(index, key: stream.restoreID, level: level, requested: app.volume)
+            trace("app \(app.number) is stream #\(index) (\(stream.restoreID ?? "no key")), seen at \(stream.volume.values)"
+                + "\(stream.muted ? " muted" : ""); own level \(levels.level(of: index).map { "\($0.volume.values)\($0.muted ? " muted" : "")" } ?? "?")")
+            if let problem { violation(problem) }
         }
     }
 

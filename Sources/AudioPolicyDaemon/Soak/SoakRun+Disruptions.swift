@@ -6,6 +6,7 @@ extension SoakRun {
     /// Starts the daemon and polls (every 100 ms) until it answers and is connected to the server.
     func startDaemon() throws {
         try daemon.start()
+        trace("daemon start \(daemon.starts), pid \(daemon.pid.map(String.init) ?? "?")")
         daemonReady = false
         events = nil
         poll?.schedule(after: 100_000)
@@ -71,6 +72,7 @@ extension SoakRun {
         poll?.schedule(at: now + down)
         nextKill = plan.killInterval > 0 ? now + random.around(seconds: plan.killInterval) : .max
         say(String(format: "%7.1fs  daemon killed (SIGKILL), %.1f s down", elapsed, Double(down) / 1e6))
+        trace("daemon killed")
     }
 
     /// Runs the restart command (the loop waits for it: every stream goes with the server anyway),
@@ -78,6 +80,7 @@ extension SoakRun {
     func restartServer() {
         guard let command = plan.restartServerCommand else { return }
         say(String(format: "%7.1fs  restarting the sound server", elapsed))
+        trace("server restart")
         for app in apps.values {
             app.quit(abruptly: true)
             report.lostToRestarts += 1

@@ -113,7 +113,21 @@ public final class SoakRun {
     /// Seconds since the start, for messages.
     var elapsed: Double { Double(MainLoop.monotonicMicroseconds() &- startedAt) / 1e6 }
 
+    /// The soak's own log, `soak.log` in the plan's folder: every start, end, user change, kill and
+    /// restart, with the time, to read a violation against the daemon's logs.
+    lazy var traceFile: FileHandle? = {
+        let path = plan.folder + "/soak.log"
+        FileManager.default.createFile(atPath: path, contents: nil)
+        return FileHandle(forWritingAtPath: path)
+    }()
+
+    func trace(_ line: String) {
+        let stamp = String(format: "%8.3f ", elapsed)
+        traceFile?.write(Data((stamp + line + "\n").utf8))
+    }
+
     func violation(_ what: String) {
+        trace("VIOLATION: " + what)
         report.violations.append(.init(at: elapsed, what: what))
         say(String(format: "%7.1fs  VIOLATION: ", elapsed) + what)
     }
@@ -160,7 +174,8 @@ public final class SoakRun {
         if kind == .music, apps.values.filter({ $0.kind == .music }).count >= plan.maxMusic { kind = .navigation }
         nextNumber += 1
         let pid = kind == .music ? Self.musicPid : Self.musicPid + nextNumber
-        let volume = ChannelVolumes(values: [randomLevel(), randomLevel()])
+        // Half the apps set a volume of their own; the others take what the server restores.
+        let volume = random.chance(0.5) ? ChannelVolumes(values: [randomLevel(), randomLevel()]) : nil
         let corked = random.chance(plan.corkedShare)
         let lifetime = Double.random(in: kind.lifetime, using: &random)
         let app = SoakApp(loop: loop, number: nextNumber, kind: kind, pid: pid, volume: volume, corked: corked,
@@ -170,6 +185,8 @@ public final class SoakRun {
             tick?.schedule(after: 0)
         }
         guard app.start() else { return }
+        trace("app \(app.number) \(kind.rawValue) pid \(pid) starts\(corked ? " corked" : "")"
+            + (volume.map { " asking \($0.values)" } ?? "") + String(format: ", for %.1f s", lifetime))
         apps[app.number] = app
         report.streamsStarted += 1
         if corked {
@@ -195,6 +212,7 @@ public final class SoakRun {
             guard let app = apps[number], app.isCorked, app.index != nil else { continue }
             app.uncork()
             report.uncorked += 1
+            trace("app \(number) (stream #\(app.index.map(String.init) ?? "?")) uncorks")
         }
     }
 
@@ -206,6 +224,7 @@ public final class SoakRun {
         } else {
             report.gracefulQuits += 1
         }
+        trace("app \(app.number) (stream #\(app.index.map(String.init) ?? "?")) quits\(abruptly ? " abruptly" : "")")
         app.quit(abruptly: abruptly)
         forget(app)
     }
@@ -231,7 +250,7 @@ public final class SoakRun {
     /// Whether the server shows stream `index` away from the user's level (the daemon is acting on it).
     func isInterrupted(_ index: UInt32) -> Bool {
         guard let level = levels.level(of: index), let stream = mixer.streams[index] else { return false }
-        return !UserLevels.same(stream.volume, level.volume) || stream.muted != level.muted
+        return !level.accepts(volume: stream.volume, muted: stream.muted)
     }
 
     /// The user changes a live stream in the mixer: a new volume (unequal channels), or mute toggled as
@@ -247,12 +266,14 @@ public final class SoakRun {
             let muted = !stream.muted
             mixer.setMute(index, muted)
             levels.userMuted(index, muted)
+            trace("user \(muted ? "mutes" : "unmutes") #\(index)")
             report.userMuteChanges += 1
         } else {
             let volume = ChannelVolumes(values: stream.volume.values.map { _ in randomLevel() },
                                         channelMap: stream.volume.channelMap)
             mixer.setVolume(index, to: volume)
             levels.userSet(index, volume: volume)
+            trace("user sets #\(index) from \(stream.volume.values) to \(volume.values)")
             report.userVolumeChanges += 1
         }
     }
