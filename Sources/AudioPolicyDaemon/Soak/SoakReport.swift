@@ -33,6 +33,9 @@ public struct SoakReport: Sendable {
     /// Seconds each checkpoint waited for the daemon to settle.
     public var settleSeconds: [Double] = []
     public var violations: [Violation] = []
+    /// Saved entries pipewire-pulse reads back at levels nobody chose: not violations there (its
+    /// read-back lags behind WirePlumber's own state), shown for what they are.
+    public var notes: [String] = []
 
     /// The summary `audio-policyd soak` prints.
     public var summary: String {
@@ -48,6 +51,10 @@ public struct SoakReport: Sendable {
         if let first = residentKiB.first, let last = residentKiB.last, let top = residentKiB.map(\.kiB).max() {
             lines.append(String(format: "  daemon RSS: first %.1f MiB, last %.1f MiB, max %.1f MiB",
                                 Double(first.kiB) / 1024, Double(last.kiB) / 1024, Double(top) / 1024))
+        }
+        if !notes.isEmpty {
+            lines.append("  notes: \(notes.count) saved entries read back (pipewire-pulse) at a level nobody chose; the first:")
+            lines += notes.prefix(3).map { "    " + $0 }
         }
         lines.append("  violations: \(violations.count)")
         lines += violations.map { "    " + $0.description }

@@ -119,7 +119,16 @@ extension SoakRun {
                 return
             }
             if entries == nil { violation("checkpoint \(checkpoint.number): the saved entries could not be read") }
-            for problem in problems { violation("checkpoint \(checkpoint.number): \(problem)") }
+            for problem in problems {
+                // pipewire-pulse reads back only what WirePlumber keeps in its metadata, which lags behind
+                // (or predates the soak by runs): what the server gives a key's next stream is checked
+                // there instead, when the stream starts and at checkpoints.
+                if mixer.serverDescription?.contains("PipeWire") == true {
+                    if !report.notes.contains(problem) { report.notes.append(problem) }
+                } else {
+                    violation("checkpoint \(checkpoint.number): \(problem)")
+                }
+            }
             report.entriesChecked += ours.count
             finishCheckpoint(checkpoint, entries: ours.count)
         }
