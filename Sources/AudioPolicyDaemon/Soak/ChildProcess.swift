@@ -53,7 +53,7 @@ final class ChildProcess {
 
     /// Whether it still runs (reaping it if it has exited).
     var isRunning: Bool {
-        reap(blocking: false)
+        reap()
         return exit == nil
     }
 
@@ -68,10 +68,10 @@ final class ChildProcess {
         return exit
     }
 
-    private func reap(blocking: Bool) {
+    private func reap() {
         guard exit == nil else { return }
         var status: Int32 = 0
-        let result = waitpid(pid, &status, blocking ? 0 : WNOHANG)
+        let result = waitpid(pid, &status, WNOHANG)
         guard result == pid else { return }
         let signal = status & 0x7f
         exit = signal == 0 ? .code((status >> 8) & 0xff) : .signal(signal)

@@ -6,8 +6,6 @@ import Foundation
 final class DaemonEvents {
     private let client: ControlClient
     private var watch: MainLoop.IOWatch?
-    /// How many reads brought something.
-    private(set) var batches = 0
 
     /// Subscribes on `socketPath`; `onEvent` runs on the loop after each batch.
     init(loop: MainLoop, socketPath: String, onEvent: @escaping () -> Void) throws {
@@ -21,8 +19,6 @@ final class DaemonEvents {
             if count == 0 || (count < 0 && errno != EAGAIN && errno != EINTR) || events.contains(.hangup) {
                 // The daemon went away; whoever restarts it subscribes again.
                 watch = nil
-            } else if count > 0 {
-                batches += 1
             }
             onEvent()
         }
