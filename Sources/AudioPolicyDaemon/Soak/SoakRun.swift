@@ -185,6 +185,7 @@ public final class SoakRun {
             tick?.schedule(after: 0)
         }
         guard app.start() else { return }
+        if let volume { levels.appAsked(volume, key: kind.restoreKey(number: nextNumber)) }
         trace("app \(app.number) \(kind.rawValue) pid \(pid) starts\(corked ? " corked" : "")"
             + (volume.map { " asking \($0.values)" } ?? "") + String(format: ", for %.1f s", lifetime))
         apps[app.number] = app

@@ -39,6 +39,14 @@ public enum SoakStreamKind: String, CaseIterable, Sendable {
         }
     }
 
+    /// The stream-restore key the server gives such a stream (`module-stream-restore.id`; pipewire-pulse
+    /// names its keys the same way): by role, else by application name.
+    public func restoreKey(number: Int) -> String {
+        let properties = properties(number: number)
+        if let role = properties["media.role"] { return "sink-input-by-media-role:\(role)" }
+        return "sink-input-by-application-name:\(properties["application.name"] ?? "")"
+    }
+
     /// How long such a sound plays, seconds.
     public var lifetime: ClosedRange<Double> {
         switch self {

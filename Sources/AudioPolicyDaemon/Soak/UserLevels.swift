@@ -34,9 +34,18 @@ struct UserLevels {
     /// Takes what was saved before the soak began as chosen (by whoever used the server before).
     mutating func adopt(_ entries: [StreamRestoreEntry]) {
         for entry in entries {
-            if let volume = entry.volume { keyLevels[entry.name, default: []].append(volume) }
+            // Silence is no level anybody keeps (the soak's users never choose it): a fade-out left saved.
+            if let volume = entry.volume, volume.values.contains(where: { $0 > 0 }) {
+                keyLevels[entry.name, default: []].append(volume)
+            }
             if entry.muted { keyMuted.insert(entry.name) }
         }
+    }
+
+    /// An app asked for `volume` for a stream of `key` (the key the server will give it): a level the
+    /// server may save and restore, whether or not the stream lives long enough to be seen.
+    mutating func appAsked(_ volume: ChannelVolumes, key: String) {
+        remember(volume, for: key)
     }
 
     /// A stream of the soak's appeared, with stream-restore key `key`, at `level` as the server first
@@ -51,7 +60,7 @@ struct UserLevels {
     /// else is a level nobody chose. A muted start is the user's only if the user muted a stream of
     /// the key before.
     mutating func started(_ index: UInt32, key: String?, level: Level, requested: ChannelVolumes?) -> String? {
-        var candidates = key.flatMap { keyLevels[$0] } ?? []
+        var candidates = (key.flatMap { keyLevels[$0] } ?? []).filter { $0.values.contains { $0 > 0 } }
         candidates.append(ChannelVolumes(uniform: ChannelVolumes.norm, channels: level.volume.channels))
         if let requested { candidates.append(requested) }
         candidates = candidates.filter { $0.channels == level.volume.channels }
@@ -65,7 +74,7 @@ struct UserLevels {
         } else if case let under = candidates.filter({ Self.isScaledDown(level.volume, from: $0) }), let last = under.last {
             own = last
             alternatives = under.dropLast() + (firstOfKey ? [level.volume] : [])
-        } else if firstOfKey {
+        } else if firstOfKey, level.volume.values.contains(where: { $0 > 0 }) {
             // The key's first stream: the server restored what it saved before the soak (pipewire-pulse
             // does not read back everything WirePlumber saved), whatever that was.
             own = level.volume
