@@ -125,7 +125,8 @@ extension SoakRun {
                 // there instead, when the stream starts and at checkpoints.
                 if mixer.serverDescription?.contains("PipeWire") == true {
                     if !report.notes.contains(problem) { report.notes.append(problem) }
-                } else {
+                } else if reportedEntries.insert(problem).inserted {
+                    // Once per entry and level: a wrong entry stays wrong until a stream of its key changes it.
                     violation("checkpoint \(checkpoint.number): \(problem)")
                 }
             }

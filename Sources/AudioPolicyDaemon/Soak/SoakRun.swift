@@ -71,6 +71,8 @@ public final class SoakRun {
     var adopting = false
     /// Whether the plan's fault was made (once, at the first checkpoint that settles).
     var faultInjected = false
+    /// Saved-entry problems already reported (each once).
+    var reportedEntries: Set<String> = []
     var tick: MainLoop.Timer?
     var poll: MainLoop.Timer?
     var entryRetry: MainLoop.Timer?
