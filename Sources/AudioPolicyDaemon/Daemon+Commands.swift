@@ -93,7 +93,9 @@ extension Daemon {
               factor != live.factor else { return }
         live.factor = factor
         streams[index] = live
-        pulse?.setVolume(index: index, volumes: live.volume(at: factor))
+        let volume = live.volume(at: factor)
+        pulse?.setVolume(index: index, volumes: volume)
+        noteWrite(index, volume: volume)
     }
 
     /// The server told the stream's volume late (pipewire-pulse): it is the stream's own. What the policy
@@ -102,10 +104,14 @@ extension Daemon {
         guard var live = streams[index] else { return }
         live.ownVolume = live.input.volume
         streams[index] = live
+        // Daemon+SavedWrites: a volume the server restored from one of our ducks is not the stream's own.
+        let mutedByUs = adoptSavedOrigin(index)
+        let adopted = mutedByUs || streams[index]?.ownVolume != live.ownVolume
         if ramps.running[index] == nil, let factor = engine.factor(of: Self.streamID(index), at: now), factor != 1,
-           !live.policyMuted {
+           streams[index]?.policyMuted == false {
             write(index, factor: factor)
         }
+        if adopted { correctSavedStart(index, mutedByUs: mutedByUs) }
         journalSync(index)
     }
 

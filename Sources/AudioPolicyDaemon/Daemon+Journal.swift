@@ -137,6 +137,8 @@ extension Daemon {
     func recoverFromJournal(_ inputs: [SinkInput], completion: @escaping () -> Void) -> [SinkInput] {
         journalRepairs = []
         let entries = journal.beginRecovery()
+        // Daemon+SavedWrites: streams that started while no daemon ran may have been given its ducks.
+        savedWrites.recovered(entries, duckLevels: engine.policy.classes.values.map(\.duck.linear))
         guard !entries.isEmpty, let pulse else {
             completion()
             return inputs
@@ -208,13 +210,28 @@ extension Daemon {
             guard let self else { return }
             for entry in entries { self.journalRepairs.remove(entry.sinkInput) }
             guard let connection = self.pulse, connection === pulse, connection.isReady else { return }
+            // Done only once the server has taken every write: a repair sent as the server goes away
+            // (its streams end first, then the connection) is lost, and its entry stays in the journal
+            // for the next connection to repair (seen by the soak: a fade-out's mute saved for good).
+            var pending = entries.filter { $0.restoreID != nil }.count
+            var failed = false
             for entry in entries {
                 guard let name = entry.restoreID else { continue }
                 let device = saved?.first { $0.name == name }?.device
-                connection.writeSavedEntry(name: name, volume: entry.ownVolume, muted: entry.savedMute, device: device)
-                self.log.info("repaired the saved volume of \(name): \(entry.ownVolume)\(entry.savedMute ? ", muted" : "")")
+                connection.writeSavedEntry(name: name, volume: entry.ownVolume, muted: entry.savedMute, device: device) {
+                    [weak self] taken in
+                    guard let self else { return }
+                    if taken {
+                        self.log.info("repaired the saved volume of \(name): \(entry.ownVolume)\(entry.savedMute ? ", muted" : "")")
+                    } else {
+                        failed = true
+                        self.log.notice("the repair of the saved volume of \(name) was not taken; kept for the next connection")
+                    }
+                    pending -= 1
+                    if pending == 0, !failed { completion(connection) }
+                }
             }
-            completion(connection)
+            if pending == 0 { completion(connection) }
         }
     }
 }

@@ -73,7 +73,11 @@ extension Daemon {
         guard streams[input.index] == nil else { return streamChanged(input) }
         streams[input.index] = LiveStream(input)
         let id = Self.streamID(input.index)
+        let ownBefore = streams[input.index]?.ownVolume
+        let mutedByUs = adoptSavedOrigin(input.index)
+        let adopted = mutedByUs || streams[input.index]?.ownVolume != ownBefore
         feed(.streamStarted(id, input.properties, player: playerForNewStream(input)))
+        if adopted { correctSavedStart(input.index, mutedByUs: mutedByUs) }
         if let announced = input.announcedAt, recordReactionTimes {
             reactionTimes.append(ReactionTime(announced: announced, described: input.describedAt ?? announced,
                                               acted: MainLoop.monotonicMicroseconds()))
@@ -95,17 +99,17 @@ extension Daemon {
         let old = live.input
         live.input = input
         let id = Self.streamID(input.index)
-        if input.levelChange == .theirs {
+        if input.levelChange == .theirs, input.theirVolume {
             // Someone else (the user, a mixer) set the volume: that is the stream's own volume now.
-            if !input.volume.matches(old.volume) { live.ownVolume = input.volume }
+            live.ownVolume = input.volume
         }
         streams[input.index] = live
         if old.volumePending, !input.volumePending { volumeArrived(input.index) }
         if input.properties != old.properties { feed(.streamChanged(id, input.properties)) }
         if input.corked != old.corked { feed(.playback(id, playing: !input.corked)) }
         guard input.levelChange == .theirs else { return }
-        if !input.volume.matches(old.volume) { feed(.userVolume(id, input.volume.averageLinear)) }
-        if input.muted != old.muted {
+        if input.theirVolume { feed(.userVolume(id, input.volume.averageLinear)) }
+        if input.theirMute {
             // Muted or unmuted by someone else: the mute is theirs either way, never the policy's to undo.
             streams[input.index]?.policyMuted = false
             feed(.userMute(id, input.muted))

@@ -49,6 +49,8 @@ public final class Daemon {
     var serverName: String?
     var streams: [UInt32: LiveStream] = [:]
     var ramps = RampStepper()
+    /// Levels we wrote, by stream-restore key: what the server may hand a key's next stream.
+    var savedWrites = SavedWrites()
     /// The one timer: ramp steps and engine deadlines.
     var timer: MainLoop.Timer?
     /// Armed only while the sound server is gone, to connect again with backoff.

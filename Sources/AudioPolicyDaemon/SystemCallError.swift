@@ -3,16 +3,21 @@ import Foundation
 /// A system call that failed: which one, on what, and the system's reason (`errno`). Unlike a
 /// `POSIXError` built with a description in its user info (which Foundation on Linux drops), its
 /// message survives to `localizedDescription` and to the log.
-struct SystemCallError: Error, LocalizedError, CustomStringConvertible {
+public struct SystemCallError: Error, LocalizedError, CustomStringConvertible {
     /// The call and its object, e.g. "create /run/user/1000/audio-policyd/journal.json".
-    var call: String
-    var code: POSIXErrorCode
+    public var call: String
+    public var code: POSIXErrorCode
+
+    public init(call: String, code: POSIXErrorCode) {
+        self.call = call
+        self.code = code
+    }
 
     /// The error in `errno`, for the call that just failed.
-    static func current(_ call: String) -> SystemCallError {
+    public static func current(_ call: String) -> SystemCallError {
         SystemCallError(call: call, code: POSIXErrorCode(rawValue: errno) ?? .EIO)
     }
 
-    var description: String { "\(call): \(String(cString: strerror(code.rawValue)))" }
-    var errorDescription: String? { description }
+    public var description: String { "\(call): \(String(cString: strerror(code.rawValue)))" }
+    public var errorDescription: String? { description }
 }

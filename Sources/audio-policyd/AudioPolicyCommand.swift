@@ -19,6 +19,7 @@ struct AudioPolicyCommand: ParsableCommand {
             Plot.self,
             Bench.self,
             BenchStreams.self,
+            Soak.self,
             Check.self,
             Explain.self,
         ]

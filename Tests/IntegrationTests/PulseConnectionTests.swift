@@ -211,6 +211,21 @@ final class PulseConnectionTests {
         try stop(second, index: stream.index)
     }
 
+    /// A repair counts as done only once the server has taken it (a write sent as the server goes away
+    /// is lost, and the daemon keeps its journal entry for the next connection).
+    @Test func aSavedEntryWriteTellsWhetherTheServerTookIt() throws {
+        try connect()
+        var taken: [Bool] = []
+        pulse.writeSavedEntry(name: "sink-input-by-application-name:audio-policyd-ack-test",
+                              volume: ChannelVolumes(values: [40000, 30000]), muted: false, device: nil) { taken.append($0) }
+        #expect(runLoop(until: { !taken.isEmpty }))
+        #expect(taken == [true])
+        pulse.disconnect()
+        pulse.writeSavedEntry(name: "sink-input-by-application-name:audio-policyd-ack-test",
+                              volume: ChannelVolumes(values: [40000, 30000]), muted: false, device: nil) { taken.append($0) }
+        #expect(taken == [true, false], "not connected: not taken")
+    }
+
     @Test func drainCompletes() throws {
         try connect()
         var drained = false

@@ -11,6 +11,9 @@ public final class ControlClient {
 
     deinit { Foundation.close(fd) }
 
+    /// The connection's socket, for a caller that waits for event lines on its own loop.
+    public var descriptor: Int32 { fd }
+
     /// Sends a request and waits for its reply.
     public func request(_ request: ControlRequest) throws -> ControlReply {
         let encoder = JSONEncoder()

@@ -108,7 +108,7 @@ extension ChannelVolumes {
     }
 
     /// The `pa_cvolume` for these values (at most `PA_CHANNELS_MAX` channels).
-    var cVolume: pa_cvolume {
+    public var cVolume: pa_cvolume {
         var volume = pa_cvolume()
         let count = min(values.count, Int(PA_CHANNELS_MAX))
         volume.channels = UInt8(count)

@@ -31,12 +31,21 @@ struct OwnWrites {
     }
 
     /// Who changed volume or mute between `previous` and `current`, settling
-    /// the writes that `current` echoes.
+    /// the writes that `current` echoes. `.theirs` if either change is not an
+    /// echo.
     mutating func classify(previous: SinkInput, current: SinkInput, now: UInt64) -> SinkInput.LevelChange {
+        classifyEach(previous: previous, current: current, now: now).change
+    }
+
+    /// ``classify(previous:current:now:)``, field by field: whether the volume, and whether the mute,
+    /// changed at someone else's hand (changed since `previous`, and no echo of ours).
+    mutating func classifyEach(previous: SinkInput, current: SinkInput, now: UInt64)
+        -> (change: SinkInput.LevelChange, theirVolume: Bool, theirMute: Bool) {
         forget(before: now > Self.window ? now - Self.window : 0)
         let volumeChanged = !current.volume.matches(previous.volume)
         let muteChanged = current.muted != previous.muted
-        guard volumeChanged || muteChanged else { return .none }
+        guard volumeChanged || muteChanged else { return (.none, false, false) }
+        var theirVolume = false, theirMute = false
 
         var ours = true
         if volumeChanged {
@@ -44,6 +53,7 @@ struct OwnWrites {
                 volumes.removeFirst(hit + 1)
             } else {
                 ours = false
+                theirVolume = true
             }
         }
         if muteChanged {
@@ -51,9 +61,10 @@ struct OwnWrites {
                 mutes.removeFirst(hit + 1)
             } else {
                 ours = false
+                theirMute = true
             }
         }
-        return ours ? .ours : .theirs
+        return (ours ? .ours : .theirs, theirVolume, theirMute)
     }
 
     private mutating func forget(before cutoff: UInt64) {

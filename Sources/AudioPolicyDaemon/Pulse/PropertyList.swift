@@ -1,9 +1,9 @@
 import CPulse
 
 /// Conversion of libpulse property lists (`pa_proplist`) into Swift values.
-enum PropertyList {
+public enum PropertyList {
     /// The string-valued entries of `proplist`; binary values are skipped.
-    static func dictionary(_ proplist: OpaquePointer?) -> [String: String] {
+    public static func dictionary(_ proplist: OpaquePointer?) -> [String: String] {
         guard let proplist else { return [:] }
         var result: [String: String] = [:]
         var state: UnsafeMutableRawPointer? = nil
@@ -17,7 +17,7 @@ enum PropertyList {
     }
 
     /// A new `pa_proplist` holding `entries`; the caller frees it with `pa_proplist_free`.
-    static func make(_ entries: [String: String]) -> OpaquePointer {
+    public static func make(_ entries: [String: String]) -> OpaquePointer {
         guard let proplist = pa_proplist_new() else {
             fatalError("pa_proplist_new returned NULL")
         }

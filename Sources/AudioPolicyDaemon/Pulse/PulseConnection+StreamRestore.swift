@@ -36,8 +36,9 @@ extension PulseConnection {
     /// Pass the `device` and channel map of the entry read back with
     /// ``readSavedEntry(name:completion:)`` to keep them. Volumes without a
     /// channel map for their channel count get libpulse's default map.
-    public func writeSavedEntry(name: String, volume: ChannelVolumes, muted: Bool, device: String?) {
-        writeSavedEntry(StreamRestoreEntry(name: name, volume: volume, muted: muted, device: device))
+    public func writeSavedEntry(name: String, volume: ChannelVolumes, muted: Bool, device: String?,
+                                completion: ((Bool) -> Void)? = nil) {
+        writeSavedEntry(StreamRestoreEntry(name: name, volume: volume, muted: muted, device: device), completion: completion)
     }
 
     /// Saves `entry`, replacing the entry of the same name only.
@@ -49,19 +50,22 @@ extension PulseConnection {
     /// repair identical to an earlier write would be ignored and the duck
     /// would stay saved. So there the entry is first written with the mute
     /// flag flipped, then as asked: two changes, the second one wins.
-    public func writeSavedEntry(_ entry: StreamRestoreEntry) {
+    ///
+    /// `completion` is told whether the server took the (last) write: a repair is done only then.
+    public func writeSavedEntry(_ entry: StreamRestoreEntry, completion: ((Bool) -> Void)? = nil) {
         if tracker.serverIsPipeWire {
             var different = entry
             different.muted.toggle()
             sendSavedEntry(different)
         }
-        sendSavedEntry(entry)
+        sendSavedEntry(entry, completion: completion)
     }
 
-    private func sendSavedEntry(_ entry: StreamRestoreEntry) {
+    private func sendSavedEntry(_ entry: StreamRestoreEntry, completion: ((Bool) -> Void)? = nil) {
         let action = "write stream-restore entry \(entry.name)"
         guard let context, contextIsReady else {
             onError("\(action): not connected")
+            completion?(false)
             return
         }
         var info = pa_ext_stream_restore_info()
@@ -74,6 +78,7 @@ extension PulseConnection {
         }
         info.mute = entry.muted ? 1 : 0
         let request = AcknowledgedRequest(connection: self, action: action)
+        request.onEnd = completion
         let started = entry.name.withCString { name in
             withOptionalCString(entry.device) { device in
                 info.name = name
@@ -84,7 +89,11 @@ extension PulseConnection {
                 }
             }
         }
-        if !started { reportFailure(of: action, context: context) }
+        if !started {
+            request.onEnd = nil
+            reportFailure(of: action, context: context)
+            completion?(false)
+        }
     }
 }
 

@@ -209,7 +209,7 @@ extension PulseConnection {
                 stream.levelChange = .none
             } else {
                 var writes = tracker.ownWrites[index] ?? OwnWrites()
-                stream.levelChange = writes.classify(
+                (stream.levelChange, stream.theirVolume, stream.theirMute) = writes.classifyEach(
                     previous: previous, current: stream, now: MainLoop.monotonicMicroseconds())
                 tracker.ownWrites[index] = writes.isEmpty ? nil : writes
             }

@@ -58,13 +58,25 @@ final class AcknowledgedRequest: PulseRequest {
     /// (its REMOVE event follows), which is no failure.
     let toleratesVanishedStream: Bool
 
+    /// Told once, when the request ends, whether the server took it (false: it refused, or the
+    /// connection went before it answered).
+    var onEnd: ((Bool) -> Void)?
+    private var succeeded = false
+
     init(connection: PulseConnection, action: String, toleratesVanishedStream: Bool = false) {
         self.connection = connection
         self.action = action
         self.toleratesVanishedStream = toleratesVanishedStream
     }
 
+    override func ended(cancelled: Bool) {
+        let onEnd = self.onEnd
+        self.onEnd = nil
+        onEnd?(succeeded && !cancelled)
+    }
+
     static let callback: pa_context_success_cb_t = { context, success, userdata in
+        if success != 0, let request: AcknowledgedRequest = borrow(userdata) { request.succeeded = true }
         guard success == 0, let request: AcknowledgedRequest = borrow(userdata) else { return }
         if request.toleratesVanishedStream, let context,
            pa_context_errno(context) == Int32(PA_ERR_NOENTITY.rawValue) { return }

@@ -58,6 +58,15 @@ public struct SinkInput: Equatable, Sendable {
     /// on every other delivery.
     public var levelChange: LevelChange
 
+    /// On `.theirs` deliveries: whether the volume, and whether the mute, is what someone else changed
+    /// (it differs from the previous delivery and is no echo of ours). The daemon's own copy of a stream
+    /// can differ from the previous delivery (recovery writes the user's level into it before the
+    /// server's echo), so what changed is told here, not worked out from that copy (found by
+    /// `audio-policyd soak`: the user's volume change on a stream recovery had unmuted and the policy
+    /// muted again read as the user muting it, and the mute was never undone).
+    public var theirVolume = false
+    public var theirMute = false
+
     /// Whether this change is only the server echoing our own write.
     public var isEcho: Bool { levelChange == .ours }
 

@@ -1,0 +1,37 @@
+import AudioPolicyDaemon
+/// The soak's source of chance: SplitMix64, seeded, so a run that found something can be replayed with
+/// its `--seed` (as far as the server's and the daemon's own timing allow).
+public struct SoakRandom: RandomNumberGenerator {
+    private var state: UInt64
+
+    public init(seed: UInt64) {
+        state = seed
+    }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// True with probability `p`.
+    public mutating func chance(_ p: Double) -> Bool {
+        Double.random(in: 0..<1, using: &self) < p
+    }
+
+    /// Microseconds for a wait of `seconds`, drawn uniformly from half to one and a half times it:
+    /// events that come about that often, but never in lock-step.
+    public mutating func around(seconds: Double) -> UInt64 {
+        UInt64(Double.random(in: 0.5...1.5, using: &self) * seconds * 1_000_000)
+    }
+
+    /// Microseconds until the next event of a Poisson process with `perSecond` events a second.
+    public mutating func exponential(perSecond: Double) -> UInt64 {
+        let u = Double.random(in: Double.ulpOfOne..<1, using: &self)
+        return UInt64(-log(u) / perSecond * 1_000_000)
+    }
+}
+
+import Foundation

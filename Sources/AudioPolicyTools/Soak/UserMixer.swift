@@ -1,0 +1,79 @@
+import AudioPolicyDaemon
+/// The user's mixer in the soak: a libpulse connection of its own, as pavucontrol has, through which
+/// the user changes streams' volumes and mutes, and from which the soak reads what the server reports
+/// (every sink input, live, and the saved stream-restore entries).
+///
+/// It reconnects when the server goes away (the soak restarts it), every `retryInterval`.
+final class UserMixer {
+    /// Every sink input as last reported.
+    private(set) var streams: [UInt32: SinkInput] = [:]
+    /// Called whenever a stream appears, changes or goes, and when the connection is ready again.
+    var onChange: () -> Void = {}
+
+    private let loop: MainLoop
+    private let connection: PulseConnection
+    private var retry: MainLoop.Timer?
+    static let retryInterval: UInt64 = 200_000
+
+    init(loop: MainLoop) {
+        self.loop = loop
+        connection = PulseConnection(loop: loop, applicationName: "soak mixer",
+                                     properties: ["application.id": "org.audio-policyd.soak-mixer"])
+        connection.onInitialStreams = { [unowned self] list in
+            streams = Dictionary(list.map { ($0.index, $0) }, uniquingKeysWith: { $1 })
+            onChange()
+        }
+        connection.onStreamAdded = { [unowned self] stream in
+            streams[stream.index] = stream
+            onChange()
+        }
+        connection.onStreamChanged = { [unowned self] stream in
+            streams[stream.index] = stream
+            onChange()
+        }
+        connection.onStreamRemoved = { [unowned self] index in
+            streams[index] = nil
+            onChange()
+        }
+        connection.onStateChange = { [unowned self] state in
+            switch state {
+            case .failed, .terminated:
+                streams = [:]
+                retry?.schedule(after: Self.retryInterval)
+            default:
+                break
+            }
+        }
+        retry = MainLoop.Timer(loop: loop) { [unowned self] in connection.connect() }
+    }
+
+    /// Whether the connection is ready and has taken in the server's streams.
+    var isReady: Bool { connection.isReady }
+
+    /// The server's name and version.
+    var serverDescription: String? { connection.serverDescription }
+
+    func connect() {
+        connection.connect()
+    }
+
+    func disconnect() {
+        retry?.cancel()
+        connection.disconnect()
+    }
+
+    /// Sets a stream's volume, as the user would.
+    func setVolume(_ index: UInt32, to volume: ChannelVolumes) {
+        connection.setVolume(index: index, volumes: volume)
+    }
+
+    /// Mutes or unmutes a stream, as the user would.
+    func setMute(_ index: UInt32, _ muted: Bool) {
+        connection.setMute(index: index, muted: muted)
+    }
+
+    /// Every saved stream-restore entry; nil when the read failed.
+    func readSavedEntries(_ completion: @escaping ([StreamRestoreEntry]?) -> Void) {
+        connection.readSavedEntries(completion: completion)
+    }
+}

@@ -1,0 +1,60 @@
+@testable import AudioPolicyDaemon
+import Testing
+
+/// ``SavedWrites``: which new-stream volumes are our own saved ducks, and whose level lies under them.
+@Suite("Saved writes")
+struct SavedWritesTests {
+    let own = ChannelVolumes(values: [52428, 45875])
+    let key = "sink-input-by-media-role:music"
+
+    @Test("a new stream at a volume we wrote for its key has the written stream's own level")
+    func duckedOrigin() {
+        var writes = SavedWrites()
+        let ducked = own.scaled(by: 0.1)
+        writes.wrote(own.scaled(by: 0.5), policyMuted: false, key: key, own: own)
+        writes.wrote(ducked, policyMuted: false, key: key, own: own)
+        #expect(writes.origin(of: ducked, muted: false, key: key)?.own == own)
+        // One raw unit off, as pipewire-pulse reports it back.
+        #expect(writes.origin(of: ChannelVolumes(values: ducked.values.map { $0 + 1 }), muted: false, key: key)?.own == own)
+        // Another key, or a level we never wrote, is the user's.
+        #expect(writes.origin(of: ducked, muted: false, key: "sink-input-by-media-role:event") == nil)
+        #expect(writes.origin(of: ChannelVolumes(values: [30000, 30000]), muted: false, key: key) == nil)
+    }
+
+    @Test("a muted start is ours only when our fade-out muted the stream we wrote it to")
+    func mutedOrigin() {
+        var writes = SavedWrites()
+        let faded = own.scaled(by: 0)
+        writes.wrote(own.scaled(by: 0.2), policyMuted: false, key: key, own: own)
+        #expect(writes.origin(of: own.scaled(by: 0.2), muted: true, key: key) == nil)
+        writes.wrote(faded, policyMuted: true, key: key, own: own)
+        #expect(writes.origin(of: faded, muted: true, key: key)?.policyMuted == true)
+    }
+
+    @Test("restores (the own level itself) are not remembered, and the newest write wins")
+    func restoresAndOrder() {
+        var writes = SavedWrites()
+        writes.wrote(own, policyMuted: false, key: key, own: own)
+        #expect(writes.origin(of: own, muted: false, key: key) == nil)
+        let other = ChannelVolumes(values: [30000, 20000])
+        let ducked = own.scaled(by: 0.1)
+        writes.wrote(ducked, policyMuted: false, key: key, own: own)
+        writes.wrote(ducked, policyMuted: false, key: key, own: other)
+        #expect(writes.origin(of: ducked, muted: false, key: key)?.own == other)
+        for step in 0..<(SavedWrites.capacity + 5) {
+            writes.wrote(ChannelVolumes(values: [UInt32(1000 + step * 10), 900]), policyMuted: false, key: key, own: own)
+        }
+        #expect(writes.origin(of: ducked, muted: false, key: key) == nil, "the oldest writes are forgotten")
+    }
+
+    @Test("an earlier run's journal: its streams' ducks and fade-outs are ours, a user's level is not")
+    func recoveredFromTheJournal() {
+        var writes = SavedWrites()
+        let entry = JournalEntry(sinkInput: 7, restoreID: key, application: "music", pid: 42, volume: own.values,
+                                 channelMap: [1, 2], muted: false, policyMuted: true)
+        writes.recovered([entry], duckLevels: [0.1, 0.2, 1])
+        #expect(writes.origin(of: own.scaled(by: 0.1), muted: false, key: key)?.own.values == own.values)
+        #expect(writes.origin(of: own.scaled(by: 0), muted: true, key: key)?.policyMuted == true)
+        #expect(writes.origin(of: own.scaled(by: 0.7), muted: false, key: key) == nil)
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+
+// `audio-policyd soak` as the test command runs it: a short churn on the current server (PulseAudio,
+// then PipeWire in scripts/test) with at least one server restart and one daemon SIGKILL, which must
+// find nothing; and a control run with a fault made on purpose, which must fail, so the checker is
+// shown able to fail.
+//
+//   eval "$(scripts/sound-server start pulseaudio /tmp/sv-pa)"
+//   swift test --skip-build --no-parallel --filter SoakTests
+
+@Suite(
+    "Soak: churn on the real server, with server restarts and daemon crashes",
+    .serialized,
+    .disabled(if: TestEnvironment.soundServer == nil, "no sound server: run scripts/test")
+)
+struct SoakTests {
+    /// Seconds of churn in the test command's run.
+    static let churnSeconds = 40
+
+    @Test("40 s of churn with a server restart and a daemon SIGKILL: every check passes")
+    func churn() throws {
+        let server = try SoundServerProcess.current()
+        let script = TestEnvironment.packageRoot.appendingPathComponent("scripts/sound-server").path
+        let (code, output) = try Self.soak([
+            "--duration", "\(Self.churnSeconds)s", "--seed", "20261123", "--checkpoint-every", "10s",
+            "--kill-every", "12s", "--restart-every", "14s",
+            "--restart-server", "'\(script)' restart '\(server.directory)'",
+        ])
+        #expect(code == 0, "\(output)")
+        #expect(output.contains("violations: 0"), "\(output)")
+        let restarts = Self.count(after: "server restarts: ", in: output)
+        let kills = Self.count(after: "daemon kills (SIGKILL): ", in: output)
+        let checkpoints = Self.count(after: "checkpoints: ", in: output)
+        #expect(restarts >= 1 && kills >= 1, "restarts \(restarts), kills \(kills)\n\(output)")
+        #expect(checkpoints >= 3, "\(output)")
+        #expect(Self.count(after: "streams: ", in: output) >= 100, "\(output)")
+    }
+
+    @Test("control: a surviving stream left at another volume behind the user's back is found")
+    func injectedFaultIsFound() throws {
+        let (code, output) = try Self.soak([
+            "--duration", "12s", "--seed", "3", "--checkpoint-every", "4s", "--kill-every", "0",
+            "--inject-fault", "stray-volume",
+        ])
+        #expect(code == 1, "\(output)")
+        #expect(output.contains("fault injected"), "\(output)")
+        #expect(output.contains("VIOLATION: checkpoint 1: stream #"), "\(output)")
+        #expect(!output.contains("violations: 0"), "\(output)")
+    }
+
+    // MARK: - Helpers
+
+    /// Runs `audio-policyd soak` with `arguments`; returns its exit code and output.
+    static func soak(_ arguments: [String], timeout: Double = 180) throws -> (Int32, String) {
+        let changes = Changes()
+        let pipe = Pipe()
+        let child = try Child([TestEnvironment.daemonBinary, "soak"] + arguments, standardOutput: pipe, standardError: pipe)
+        let lines = LineLog(reading: pipe, changes: changes)
+        guard let code = child.wait(timeout: timeout) else {
+            child.kill()
+            throw CommandFailure(description: "soak did not finish within \(timeout) s:\n"
+                + lines.lines().joined(separator: "\n"))
+        }
+        // The reader thread takes the last lines a moment after the exit.
+        try? changes.await("the soak's summary", timeout: 5) { () -> Probe<Void> in
+            lines.lines().contains { $0.hasPrefix("  violations: ") } ? .done(()) : .waiting("not yet")
+        }
+        return (code, lines.lines().joined(separator: "\n"))
+    }
+
+    /// The number right after `label` in the summary (0 when absent).
+    static func count(after label: String, in output: String) -> Int {
+        guard let range = output.range(of: label) else { return 0 }
+        return Int(output[range.upperBound...].prefix { $0.isNumber }) ?? 0
+    }
+}
