@@ -92,6 +92,7 @@ extension Daemon {
         guard var live = streams[index], live.input.hasVolume, live.input.volumeWritable, !live.input.volumePending,
               factor != live.factor else { return }
         live.factor = factor
+        live.lastWriteAt = MainLoop.monotonicMicroseconds()
         streams[index] = live
         let volume = live.volume(at: factor)
         pulse?.setVolume(index: index, volumes: volume)
@@ -118,7 +119,7 @@ extension Daemon {
     /// The server saved the ducked or muted level for this app or role (module-stream-restore) when we
     /// wrote it; write the user's own level back so the next stream starts where the user left it.
     /// (Daemon+Journal: the same repair as crash recovery's; the journal entry goes once it is sent.)
-    private func repairSavedEntry(of live: LiveStream) {
+    func repairSavedEntry(of live: LiveStream) {
         guard live.input.restoreID != nil, !live.input.volumePending else { return }
         let index = live.input.index
         repairSaved([live.journalEntry(pausedPlayers: [])]) { [weak self] _ in self?.journalRepairSent(index) }

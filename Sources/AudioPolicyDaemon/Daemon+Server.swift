@@ -117,10 +117,21 @@ extension Daemon {
         journalSync(input.index)
     }
 
+    /// How long after our last write to a stream its end still gets a repair of its saved entry (µs):
+    /// the write's answer takes milliseconds; a second covers a busy server.
+    static let lateWriteWindow: UInt64 = 1_000_000
+
     func streamRemoved(_ index: UInt32) {
         guard streams[index] != nil else { return }
         meters.stop(index)
         feed(.streamEnded(Self.streamID(index)))
+        // The last step of a restore or fade-in, sent a moment before the stream ended, may never have
+        // been applied: the server then keeps the step before it as the saved level, and neither the
+        // engine nor the journal (both count the ramp done) would repair it (found by the soak).
+        if let live = streams[index], journal[index] == nil, !journalRepairs.contains(index),
+           let written = live.lastWriteAt, MainLoop.monotonicMicroseconds() &- written < Self.lateWriteWindow {
+            repairSavedEntry(of: live)
+        }
         streamForgotten(index, input: streams[index]?.input)
         ramps.cancel(index)
         streams[index] = nil

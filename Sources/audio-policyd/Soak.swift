@@ -31,6 +31,9 @@ struct Soak: ParsableCommand {
     @Option(help: "User volume and mute changes per minute.")
     var userChanges = 60.0
 
+    @Flag(help: "The user changes only streams whose level has been still for 1.2 s (leaves out the known race of a change overwritten by the daemon's next ramp step).")
+    var usersAvoidRamps = false
+
     @Option(help: "Most apps (client connections) alive at once (PulseAudio takes 64 clients).")
     var maxApps = 30
 
@@ -75,6 +78,7 @@ struct Soak: ParsableCommand {
         plan.seed = seed ?? UInt64.random(in: 1...UInt64(UInt32.max))
         plan.ratePerMinute = rate
         plan.userChangesPerMinute = userChanges
+        plan.usersAvoidRamps = usersAvoidRamps
         plan.maxApps = maxApps
         plan.checkpointInterval = try Self.seconds(checkpointEvery, "--checkpoint-every")
         plan.restartServerCommand = restartServer

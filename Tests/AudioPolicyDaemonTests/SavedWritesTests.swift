@@ -55,6 +55,22 @@ struct SavedWritesTests {
         writes.recovered([entry], duckLevels: [0.1, 0.2, 1])
         #expect(writes.origin(of: own.scaled(by: 0.1), muted: false, key: key)?.own.values == own.values)
         #expect(writes.origin(of: own.scaled(by: 0), muted: true, key: key)?.policyMuted == true)
-        #expect(writes.origin(of: own.scaled(by: 0.7), muted: false, key: key) == nil)
+        #expect(writes.origin(of: ChannelVolumes(values: [30000, 40000]), muted: false, key: key) == nil,
+                "not a copy of the own level scaled by one factor: the user's")
+    }
+
+    @Test("an earlier run's ramp step (any common factor) is ours when the own level is unbalanced, never when balanced")
+    func earlierRampSteps() {
+        var writes = SavedWrites()
+        let unbalanced = JournalEntry(sinkInput: 7, restoreID: key, application: "music", pid: 42,
+                                      volume: [24723, 45186], channelMap: [1, 2], muted: false, policyMuted: true)
+        let balanced = JournalEntry(sinkInput: 8, restoreID: "sink-input-by-media-role:event", application: "bell", pid: 43,
+                                    volume: [50000, 50000], channelMap: [1, 2], muted: false)
+        writes.recovered([unbalanced, balanced], duckLevels: [0.1])
+        let step = ChannelVolumes(values: [4332, 7918])
+        #expect(writes.origin(of: step, muted: false, key: key)?.own.values == [24723, 45186])
+        #expect(writes.origin(of: ChannelVolumes(values: [4332, 9000]), muted: false, key: key) == nil, "not one factor")
+        #expect(writes.origin(of: ChannelVolumes(values: [30000, 30000]), muted: false,
+                              key: "sink-input-by-media-role:event") == nil, "a balanced level may be the user's")
     }
 }

@@ -116,7 +116,12 @@ extension MPRISTests {
         try awaitStatus(daemon, "Chromium's playback to be a call", timeout: 20) { status in
             status.streams.contains { $0.index == call.index && $0.class == "call" }
         }
-        try mpv.awaitStatus("Paused", timeout: 10)
+        do {
+            try mpv.awaitStatus("Paused", timeout: 10)
+        } catch {
+            // Seen once in CI, on a machine busy with other work: say what the daemon did meanwhile.
+            throw CommandFailure(description: "\(error)\ndaemon log:\n" + daemon.log.suffix(30).joined(separator: "\n"))
+        }
         #expect(try daemon.status().nowPlaying?.player == mpv.busName, "a call never takes Now Playing")
         browser.stop()
         try mpv.awaitStatus("Playing", timeout: 10)

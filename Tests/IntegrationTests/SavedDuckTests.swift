@@ -43,4 +43,20 @@ final class SavedDuckTests {
         }
         #expect(daemon.problems.isEmpty, "\(daemon.problems)")
     }
+
+    @Test("music that quits right after its restore ramp still gets its saved entry repaired (the last step may not have landed)")
+    func quitRightAfterTheRestore() throws {
+        let (music, own) = try session.startMusic()
+        let daemon = try session.startDaemon()
+        let prompt = try session.play(.long, role: "navigation", name: "navigation-app")
+        try session.awaitInterrupted(music, own: own, by: .duck)
+        prompt.stop()
+        try session.awaitRestored(music, to: own)
+        let mark = daemon.logCount
+        music.kill()
+        try daemon.awaitLog("repaired the saved volume of sink-input-by-media-role:music", after: mark)
+        let again = try session.play(.music, role: "music", name: "music-app")
+        #expect(DaemonTests.matches(try again.stream().volume, own), "the next music starts at the user's level")
+        #expect(daemon.problems.isEmpty, "\(daemon.problems)")
+    }
 }

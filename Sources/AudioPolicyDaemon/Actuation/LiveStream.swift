@@ -8,6 +8,9 @@ struct LiveStream {
     var factor: Double = 1
     /// Whether the mute fallback has muted it (so stop and repair unmute it).
     var policyMuted = false
+    /// When we last wrote its volume (monotonic µs): a write sent just before the stream ended may
+    /// never have been applied (see ``Daemon/streamRemoved(_:)``).
+    var lastWriteAt: UInt64?
     /// When the daemon first heard of it (monotonic µs): `bench` times a sound's start from here.
     let seenAt = MainLoop.monotonicMicroseconds()
 

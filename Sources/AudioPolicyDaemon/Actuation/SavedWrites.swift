@@ -22,6 +22,9 @@ struct SavedWrites {
     static let capacity = 48
 
     private var writes: [String: [Write]] = [:]
+    /// An earlier run's journal entries, by key: its ramps passed through every step below their own
+    /// level, and the server may have saved any of them.
+    private var earlier: [String: [JournalEntry]] = [:]
 
     /// A volume (or, with `policyMuted`, the mute that ends a fade) written to a stream of `key`
     /// whose own level is `own`.
@@ -40,6 +43,7 @@ struct SavedWrites {
     /// the policy's `duckLevels` (linear), and faded out if it was muted.
     mutating func recovered(_ entries: [JournalEntry], duckLevels: [Double]) {
         for entry in entries where !entry.volume.isEmpty {
+            if let key = entry.restoreID { earlier[key, default: []].append(entry) }
             let own = entry.ownVolume
             for level in Set(duckLevels) where level < 1 {
                 wrote(own.scaled(by: level), policyMuted: false, key: entry.restoreID, own: own)
@@ -51,7 +55,23 @@ struct SavedWrites {
     /// The write a new stream of `key` starting at `volume` (`muted`) was given by the server, if it is
     /// one of ours: the newest such, whose `own` is the stream's real own level.
     func origin(of volume: ChannelVolumes, muted: Bool, key: String?) -> Write? {
-        guard let key, let list = writes[key] else { return nil }
-        return list.last { $0.volume.matches(volume) && (!muted || $0.policyMuted) }
+        guard let key else { return nil }
+        if let write = writes[key]?.last(where: { $0.volume.matches(volume) && (!muted || $0.policyMuted) }) {
+            return write
+        }
+        // A step of an earlier run's ramp: a copy of a journaled stream's own level scaled down by one
+        // factor. Told apart from a user's level only when the own level's channels differ (a user's
+        // balanced level is a scaled copy of every balanced level).
+        return earlier[key]?.last { entry in
+            let own = entry.ownVolume
+            return (!muted || entry.policyMuted) && !volume.matches(own) && Self.isUnbalanced(own)
+                && entry.isScaledDown(volume)
+        }.map { Write(volume: volume, policyMuted: $0.policyMuted, own: $0.ownVolume) }
+    }
+
+    /// Whether the channels of `volume` differ by more than 2 % of the loudest.
+    static func isUnbalanced(_ volume: ChannelVolumes) -> Bool {
+        guard let top = volume.values.max(), let bottom = volume.values.min(), top > 0 else { return false }
+        return Double(top - bottom) > Double(top) * 0.02
     }
 }

@@ -13,6 +13,10 @@ public struct SoakPlan: Sendable {
     public var maxMusic = 5
     /// User volume and mute changes per minute, on live streams.
     public var userChangesPerMinute: Double = 60
+    /// Whether the user changes only streams whose level has been still for a while (not mid-ramp):
+    /// leaves out the known race of a change overwritten by the daemon's next ramp step before it
+    /// is seen (the test command's short run uses it; longer runs keep the race in).
+    public var usersAvoidRamps = false
     /// The share of ended streams whose app quits abruptly.
     public var abruptShare = 0.25
     /// The share of streams created corked.

@@ -175,6 +175,8 @@ public final class SoakRun {
         guard apps.count < plan.maxApps, mixer.isReady, adoptedEntries else { return }
         var kind = SoakStreamKind.random(using: &random)
         if kind == .music, apps.values.filter({ $0.kind == .music }).count >= plan.maxMusic { kind = .navigation }
+        // A fault needs a surviving stream to be made on.
+        if plan.fault != nil, !faultInjected, !apps.values.contains(where: { $0.kind == .music }) { kind = .music }
         nextNumber += 1
         let pid = kind == .music ? Self.musicPid : Self.musicPid + nextNumber
         // Half the apps set a volume of their own; the others take what the server restores.
@@ -260,7 +262,11 @@ public final class SoakRun {
     /// The user changes a live stream in the mixer: a new volume (unequal channels), or mute toggled as
     /// the mixer shows it; sometimes, instead, an app quits while the daemon is ducking or muting it.
     func userChange() {
-        let live = levels.streams.keys.filter { mixer.streams[$0] != nil }.sorted()
+        let now = MainLoop.monotonicMicroseconds()
+        let live = levels.streams.keys.filter { index in
+            mixer.streams[index] != nil
+                && (!plan.usersAvoidRamps || now &- (mixer.levelChangedAt[index] ?? 0) > 1_200_000)
+        }.sorted()
         guard let index = live.randomElement(using: &random), let stream = mixer.streams[index] else { return }
         if random.chance(0.3), let victim = live.first(where: isInterrupted), let number = appOfStream[victim],
            let app = apps[number] {

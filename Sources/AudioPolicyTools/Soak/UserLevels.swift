@@ -35,10 +35,8 @@ struct UserLevels {
     /// Takes what was saved before the soak began as chosen (by whoever used the server before).
     mutating func adopt(_ entries: [StreamRestoreEntry]) {
         for entry in entries {
-            // Silence is no level anybody keeps (the soak's users never choose it): a fade-out left saved.
-            if let volume = entry.volume, volume.values.contains(where: { $0 > 0 }) {
-                keyLevels[entry.name, default: []].append(volume)
-            }
+            // Even silence: whatever was saved before the soak is not this run's doing.
+            if let volume = entry.volume { keyLevels[entry.name, default: []].append(volume) }
             if entry.muted { keyMuted.insert(entry.name) }
         }
     }
@@ -61,7 +59,7 @@ struct UserLevels {
     /// else is a level nobody chose. A muted start is the user's only if the user muted a stream of
     /// the key before.
     mutating func started(_ index: UInt32, key: String?, level: Level, requested: ChannelVolumes?) -> String? {
-        var candidates = (key.flatMap { keyLevels[$0] } ?? []).filter { $0.values.contains { $0 > 0 } }
+        var candidates = key.flatMap { keyLevels[$0] } ?? []
         candidates.append(ChannelVolumes(uniform: ChannelVolumes.norm, channels: level.volume.channels))
         if let requested { candidates.append(requested) }
         candidates = candidates.filter { $0.channels == level.volume.channels }
@@ -70,7 +68,12 @@ struct UserLevels {
         var alternatives: [ChannelVolumes] = []
         let firstOfKey = key.map { !seenKeys.contains($0) } ?? false
         if let key { seenKeys.insert(key) }
-        if candidates.contains(where: { Self.same($0, level.volume) }) {
+        let silent = !level.volume.values.contains { $0 > 0 }
+        if silent, let last = candidates.last(where: { $0.values.contains { $0 > 0 } }) ?? candidates.last {
+            // Faded out before the mixer looked (or started at a saved silence): any level of the key.
+            own = last
+            alternatives = candidates
+        } else if candidates.contains(where: { Self.same($0, level.volume) }) {
             own = level.volume
         } else if case let under = candidates.filter({ Self.isScaledDown(level.volume, from: $0) }), let last = under.last {
             own = last

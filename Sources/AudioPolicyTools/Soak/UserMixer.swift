@@ -7,6 +7,9 @@ import AudioPolicyDaemon
 final class UserMixer {
     /// Every sink input as last reported.
     private(set) var streams: [UInt32: SinkInput] = [:]
+    /// When each stream's volume or mute last changed (monotonic µs): a stream the daemon ramps
+    /// changes every 15 ms.
+    private(set) var levelChangedAt: [UInt32: UInt64] = [:]
     /// Called whenever a stream appears, changes or goes, and when the connection is ready again.
     var onChange: () -> Void = {}
 
@@ -28,11 +31,13 @@ final class UserMixer {
             onChange()
         }
         connection.onStreamChanged = { [unowned self] stream in
+            if stream.levelChange != .none { levelChangedAt[stream.index] = MainLoop.monotonicMicroseconds() }
             streams[stream.index] = stream
             onChange()
         }
         connection.onStreamRemoved = { [unowned self] index in
             streams[index] = nil
+            levelChangedAt[index] = nil
             onChange()
         }
         connection.onStateChange = { [unowned self] state in
