@@ -52,7 +52,7 @@ let package = Package(
             ]
         ),
         // The fuzzers' seeded generator and settings (FUZZ_SEED, FUZZ_SCALE), shared by the test targets.
-        .target(name: "Fuzzing", path: "Tests/Fuzzing"),
+        .target(name: "Fuzzing", dependencies: ["AudioPolicy"], path: "Tests/Fuzzing"),
         .testTarget(name: "AudioPolicyTests", dependencies: ["AudioPolicy", "Fuzzing"]),
         .testTarget(name: "IntegrationTests", dependencies: ["AudioPolicy", "AudioPolicyDaemon", "AudioPolicyTools", "Fuzzing"]),
         // The shell's pure parts (journal format and file, systemd notification address, `top` screen).

@@ -1,3 +1,4 @@
+import AudioPolicy
 /// The fuzzers' random generator: ``SplitMix64``, with every input seeded on its own from the run's
 /// seed and the input's number, so one failing input is reproduced from two numbers
 /// (`FUZZ_SEED=<run seed> FUZZ_ONLY=<input number>`) without replaying the inputs before it.

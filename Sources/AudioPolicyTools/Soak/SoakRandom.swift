@@ -1,20 +1,15 @@
+import AudioPolicy
 import AudioPolicyDaemon
 /// The soak's source of chance: SplitMix64, seeded, so a run that found something can be replayed with
 /// its `--seed` (as far as the server's and the daemon's own timing allow).
 public struct SoakRandom: RandomNumberGenerator {
-    private var state: UInt64
+    private var base: SplitMix64
 
     public init(seed: UInt64) {
-        state = seed
+        base = SplitMix64(seed: seed)
     }
 
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    public mutating func next() -> UInt64 { base.next() }
 
     /// True with probability `p`.
     public mutating func chance(_ p: Double) -> Bool {

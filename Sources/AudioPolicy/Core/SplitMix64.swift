@@ -1,7 +1,7 @@
 /// SplitMix64: small, fast, and the same on every platform, so a printed seed replays exactly.
 ///
-/// Shared by the property tests, the loader fuzzer and the control-socket fuzzer (the `Fuzzing`
-/// target exists so the integration tests can use it too).
+/// Shared by the property tests, the fuzzers and `audio-policyd soak`: whatever draws at random here does
+/// it from a seed it prints. (The engine itself draws nothing.)
 public struct SplitMix64: RandomNumberGenerator {
     public var state: UInt64
     public init(seed: UInt64) { state = seed }
