@@ -498,6 +498,21 @@ struct PolicyLoaderTests {
         }
     }
 
+    /// A huge value is quoted only in part: the error stays a line a person can read (a fuzzed policy
+    /// with a 60 KB value once made `check` write more than a pipe holds).
+    @Test func aHugeValueIsQuotedOnlyInPart() throws {
+        let value = String(repeating: "é", count: 100_000)
+        let found = errors("[class.primary]\nduck = \"\(value)\"\n")
+        #expect(found.count == 1)
+        let message = try #require(found.first)
+        #expect(message.hasPrefix("2:8: `duck` must be a level in dB like"), "\(message.prefix(80))")
+        #expect(message.count < LocatedError.longestMessage + 60, "\(message.count) characters")
+        #expect(message.hasSuffix("more characters)"), "\(message.suffix(80))")
+        // The control: a short value is quoted whole, with nothing cut.
+        let short = errors("[class.primary]\nduck = \"loud\"\n")
+        #expect(short.first?.hasSuffix("got \"loud\"") == true, "\(short)")
+    }
+
     @Test func minimalPolicy() throws {
         let policy = try PolicyLoader.load(text: "[class.primary]\n", file: "min.toml")
         #expect(policy.rules.isEmpty)

@@ -39,9 +39,19 @@ public struct LocatedError: Error, Hashable, Sendable, CustomStringConvertible {
     public var message: String
     /// Line breaks and other control characters in `message` (a key or a value quoted from the file,
     /// toml++'s "saw 't<LF>'") are escaped, so that every error stays one `FILE:LINE:COLUMN: message` line.
+    /// Messages are cut to this many characters: a value quoted from a file can be a megabyte long,
+    /// and an error line that fills screens (or the pipe of a caller that reads after the exit) helps
+    /// nobody. The start names the key and what was wrong; the cut says how much was left out.
+    public static let longestMessage = 400
+
     public init(_ location: SourceLocation, _ message: String) {
         self.location = location
-        self.message = Self.oneLine(message)
+        self.message = Self.shortened(Self.oneLine(message))
+    }
+
+    static func shortened(_ text: String) -> String {
+        guard text.count > longestMessage else { return text }
+        return text.prefix(longestMessage) + "… (\(text.count - longestMessage) more characters)"
     }
 
     static func oneLine(_ text: String) -> String {

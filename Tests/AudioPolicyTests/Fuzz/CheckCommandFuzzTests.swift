@@ -33,9 +33,13 @@ struct CheckCommandFuzzTests {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        // Small outputs: reading to the end before waiting cannot deadlock on a full pipe.
+        // Both pipes are drained at once: a file with many errors fills stderr's pipe (64 KiB) while
+        // stdout is still open, and reading one to its end first would wait on the other forever.
+        let stderrRead = DispatchGroup()
+        nonisolated(unsafe) var stderr = Data()
+        DispatchQueue.global().async(group: stderrRead) { stderr = err.fileHandleForReading.readDataToEndOfFile() }
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        stderrRead.wait()
         process.waitUntilExit()
         return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
                    stderr: String(decoding: stderr, as: UTF8.self))
