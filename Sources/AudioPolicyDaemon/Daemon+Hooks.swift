@@ -38,7 +38,6 @@ extension Daemon {
         }
         claim.status = status
         media.claims[client] = claim
-        if status != .playing { media.pauseChecks[claim.player] = nil }
         for (index, player) in media.streamPlayers.sorted(by: { $0.key < $1.key }) where player == claim.player {
             feed(.playback(Self.streamID(index), playing: status == .playing))
         }
@@ -82,7 +81,6 @@ extension Daemon {
     func endClaim(of client: ControlServer.ClientID) {
         guard let claim = media.claims.removeValue(forKey: client) else { return }
         log.info("control client \(client): claim \(claim.token) ended")
-        media.pauseChecks[claim.player] = nil
         feed(.playerGone(claim.player))
         remapStreams()
         refreshNowPlaying()

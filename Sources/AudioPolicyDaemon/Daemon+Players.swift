@@ -22,12 +22,6 @@ final class MediaState {
         }
     }
 
-    /// A Pause we asked for, checked once a second later.
-    struct PauseCheck {
-        let timer: MainLoop.Timer
-        var streams: Set<StreamID>
-    }
-
     /// A control connection that claimed Now Playing: a player that takes its commands over the socket.
     struct Claim {
         let client: ControlServer.ClientID
@@ -66,9 +60,6 @@ final class MediaState {
     /// Names of recently ended streams, oldest first, bounded.
     var endedNames: [(StreamID, StreamName)] = []
     static let endedNamesKept = 32
-    var pauseChecks: [PlayerID: PauseCheck] = [:]
-    /// How long a player may take to stop Playing after our Pause before the mute fallback, µs.
-    static let pauseGrace: UInt64 = 1_000_000
 
     // MARK: - Now Playing
 
@@ -194,7 +185,6 @@ extension Daemon {
         if player.status != before.status, let status = player.status {
             log.info("player \(player.busName): \(status.rawValue)")
             publish(ControlEvent(event: "player", player: playerInfo(player, present: true)))
-            if status != .playing { media.pauseChecks[player.id] = nil }
             for (index, mapped) in media.streamPlayers.sorted(by: { $0.key < $1.key }) where mapped == player.id {
                 feed(.playback(Self.streamID(index), playing: status == .playing))
             }
@@ -204,7 +194,6 @@ extension Daemon {
 
     private func playerLeft(_ player: MPRISPlayer) {
         log.info("player \(player.busName) left the bus")
-        media.pauseChecks[player.id] = nil
         media.lastStreamOfPlayer[player.id] = nil
         publish(ControlEvent(event: "player", player: playerInfo(player, present: false)))
         feed(.playerGone(player.id))
@@ -260,11 +249,6 @@ extension Daemon {
         let id = Self.streamID(index)
         media.origins[index] = nil
         if let player = media.streamPlayers.removeValue(forKey: index) { media.lastStreamOfPlayer[player] = id }
-        media.pauseChecks = media.pauseChecks.compactMapValues { check in
-            var check = check
-            check.streams.remove(id)
-            return check.streams.isEmpty ? nil : check
-        }
         if let input {
             let name = input.applicationName ?? input.processBinary ?? "stream \(index)"
             media.endedNames.append((id, MediaState.StreamName(
@@ -281,7 +265,6 @@ extension Daemon {
         case let .pause(id, player):
             if let claim = claim(of: player) {
                 sendToClaim(claim, ControlEvent(event: "pause", index: index(of: id), token: claim.token.rawValue))
-                checkPauseLater(player, id)
                 return
             }
             guard let players = media.players, let target = players.player(named: player.rawValue) else {
@@ -296,12 +279,9 @@ extension Daemon {
                 self.log.warning("stream \(id): \(method) \(target.busName) failed (\(error)); falling back to fade-and-mute")
                 self.feed(.pauseIgnored(id))
             }
-            checkPauseLater(player, id)
+            // Whether it then pauses is the engine's to judge (its `pause-timeout`): the player's
+            // Paused, or the stream's cork, reaches it as `.playback`.
         case let .resume(id, player):
-            if var check = media.pauseChecks[player] {
-                check.streams.remove(id)
-                media.pauseChecks[player] = check.streams.isEmpty ? nil : check
-            }
             if let claim = claim(of: player) {
                 sendToClaim(claim, ControlEvent(event: "resume", index: index(of: id), token: claim.token.rawValue))
                 return
@@ -318,41 +298,6 @@ extension Daemon {
         default:
             break
         }
-    }
-
-    /// A player still Playing a second after our Pause ignored it: the engine then fades and mutes.
-    /// One one-shot timer per player, armed only while a Pause is unconfirmed.
-    private func checkPauseLater(_ player: PlayerID, _ id: StreamID) {
-        if media.pauseChecks[player] != nil {
-            media.pauseChecks[player]?.streams.insert(id)
-            return
-        }
-        let timer = MainLoop.Timer(loop: loop) { [unowned self] in self.pauseCheckDue(player) }
-        timer.schedule(after: MediaState.pauseGrace)
-        media.pauseChecks[player] = MediaState.PauseCheck(timer: timer, streams: [id])
-    }
-
-    private func pauseCheckDue(_ player: PlayerID) {
-        guard let check = media.pauseChecks.removeValue(forKey: player) else { return }
-        for id in check.streams.sorted() where stillPlaying(player, id) {
-            // Expected of some players, so not a warning; the engine logs what it does about it (it
-            // fades and mutes a stream it meant to resume, and leaves one paused for good alone).
-            log.info("stream \(id): \(player) still plays a second after Pause")
-            feed(.pauseIgnored(id))
-        }
-    }
-
-    /// Whether the player (or, when it has not said, the stream) still plays.
-    private func stillPlaying(_ player: PlayerID, _ id: StreamID) -> Bool {
-        let status: MPRISPlayer.Status?
-        if let claim = claim(of: player) {
-            status = claim.status
-        } else {
-            status = media.players?.player(named: player.rawValue)?.status
-        }
-        if let status { return status == .playing }
-        guard let index = index(of: id), let live = streams[index] else { return false }
-        return !live.input.corked
     }
 
     // MARK: - Deferred events

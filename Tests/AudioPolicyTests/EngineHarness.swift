@@ -30,32 +30,43 @@ enum TestPolicy {
     }()
 }
 
-/// Drives an engine like the shell does: deadlines are delivered as ticks at their own time.
+/// Drives an engine like the shell does: deadlines are delivered as ticks at their own time, and (unless
+/// `playersObeyPause` is false) a paused player says Paused at once, as a fixture's players do.
 struct EngineHarness {
     var engine = Engine(policy: TestPolicy.standard)
     var now: Milliseconds = 0
     /// Every command emitted, with the time, decisions left out.
     var commands: [(at: Milliseconds, command: Command)] = []
+    var playersObeyPause: Bool
 
-    init(policy: Policy = TestPolicy.standard) {
+    init(policy: Policy = TestPolicy.standard, playersObeyPause: Bool = true) {
         engine = Engine(policy: policy)
+        self.playersObeyPause = playersObeyPause
     }
 
     @discardableResult
     mutating func at(_ time: Milliseconds, _ event: Event) -> [Command] {
         advance(to: time)
-        let out = engine.handle(event, at: time).filter { if case .decision = $0 { false } else { true } }
-        commands += out.map { (time, $0) }
-        return out
+        return handle(event, at: time)
     }
 
     mutating func advance(to time: Milliseconds) {
         while let due = engine.nextDeadline, due <= time {
             now = max(now, due)
-            let out = engine.handle(.tick, at: now).filter { if case .decision = $0 { false } else { true } }
-            commands += out.map { (now, $0) }
+            handle(.tick, at: now)
         }
         now = max(now, time)
+    }
+
+    /// The engine's commands for `event`, decisions left out, then the obedient players' Paused.
+    @discardableResult
+    private mutating func handle(_ event: Event, at time: Milliseconds) -> [Command] {
+        let out = engine.handle(event, at: time).filter { if case .decision = $0 { false } else { true } }
+        commands += out.map { (time, $0) }
+        if playersObeyPause {
+            for case let .pause(id, _) in out { _ = engine.handle(.playback(id, playing: false), at: time) }
+        }
+        return out
     }
 
     mutating func state(_ id: StreamID, at time: Milliseconds) -> StreamState? {

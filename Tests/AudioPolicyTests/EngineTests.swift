@@ -336,9 +336,30 @@ struct EngineLifecycleTests {
         #expect(!h.commands(for: "stubborn").contains { if case .resume = $0 { true } else { false } })
     }
 
+    @Test("a player that says nothing within pause-timeout is muted then; one that says Paused in time is not")
+    func pauseTimeout() {
+        var silent = EngineHarness(playersObeyPause: false)
+        silent.at(0, music("mpv"))
+        silent.at(2000, stream("call", role: "phone"))
+        #expect(silent.engine.nextDeadline == 3000)
+        silent.advance(to: 2999)
+        #expect(!silent.engine.isMuted("mpv"))
+        silent.advance(to: 3000)
+        #expect(silent.engine.isMuted("mpv"))
+        #expect(silent.commands.contains { $0.at == 3000 && $0.command == .mute("mpv", fade: 500) })
+        // The control: Paused 300 ms after the Pause, and nothing more is due for it.
+        var obedient = EngineHarness(playersObeyPause: false)
+        obedient.at(0, music("mpv"))
+        obedient.at(2000, stream("call", role: "phone"))
+        obedient.at(2300, .playback("mpv", playing: false))
+        obedient.advance(to: 10000)
+        #expect(!obedient.engine.isMuted("mpv"))
+        #expect(!obedient.commands(for: "mpv").contains { if case .mute = $0 { true } else { false } })
+    }
+
     @Test("a player found after the stream started is used to pause it; losing it falls back to muting")
     func playerAttachedLater() {
-        var h = EngineHarness()
+        var h = EngineHarness(playersObeyPause: false) // it had not said Paused when it left
         h.at(0, stream("mpv", role: "music"))
         let player = PlayerID("org.mpris.MediaPlayer2.mpv")
         h.at(100, .playerChanged("mpv", player))

@@ -159,7 +159,7 @@ struct FixtureLoaderTests {
         Bad(name: "unknown top-level key", text: """
             polcy = "x.toml"
             """, errors: [
-                "1:1: unknown key `polcy` in the fixture (did you mean `policy`?); allowed keys: description, policy, event, expect",
+                "1:1: unknown key `polcy` in the fixture (did you mean `policy`?); allowed keys: description, policy, players-obey-pause, event, expect",
             ]),
         Bad(name: "missing or bad at", text: """
             [[event]]

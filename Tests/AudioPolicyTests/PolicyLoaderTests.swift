@@ -272,7 +272,7 @@ struct PolicyLoaderTests {
             class = "primary"
             spoke = true
             """, errors: [
-                "2:1: unknown key `mute_fade` in [defaults] (did you mean `mute-fade`?); allowed keys: class, mute-fade",
+                "2:1: unknown key `mute_fade` in [defaults] (did you mean `mute-fade`?); allowed keys: class, mute-fade, pause-timeout",
                 "7:1: unknown key `spoke` in [[rule]] (did you mean `spoken`?); allowed keys: name, match, class, spoken",
             ]),
         Bad(name: "duration of the wrong type", text: """

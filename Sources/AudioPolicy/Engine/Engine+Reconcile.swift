@@ -198,6 +198,7 @@ extension Engine {
         case .pause:
             if let player = stream.player {
                 stream.pausedBy = .player
+                stream.pauseAskedAt = now
                 out.append(.pause(id, player))
                 out.append(.decision(decision(stream, reason: reason, action: "paused (to be resumed)")))
             } else {

@@ -82,6 +82,7 @@ public struct Engine: Sendable {
         case .tick:
             break
         }
+        confirmPauses(now: now, into: &out)
         reconcile(now: now, into: &out)
         return out
     }
@@ -128,7 +129,8 @@ public struct Engine: Sendable {
 
     // MARK: - Queries
 
-    /// When the engine next needs a ``Event/tick`` (a grace time or a hold ends), if ever.
+    /// When the engine next needs a ``Event/tick`` (a grace time, a hold or a player's time to confirm
+    /// Pause ends), if ever.
     public var nextDeadline: Milliseconds? {
         var next: Milliseconds?
         for stream in streams.values {
@@ -140,6 +142,10 @@ public struct Engine: Sendable {
                 due = stream.graceEnds
             }
             if let due, next.map({ due < $0 }) ?? true { next = due }
+            if stream.isLive, let due = stream.pauseTimesOut(after: policy.pauseTimeout),
+               next.map({ due < $0 }) ?? true {
+                next = due
+            }
             // A silent stream stops interrupting; past that moment nothing more is due for it.
             if stream.isLive, stream.playing, let released = stream.silenceEndsInterruption,
                released > lastReconcile, next.map({ released < $0 }) ?? true {
@@ -279,6 +285,7 @@ public struct Engine: Sendable {
         guard var stream = streams[id], stream.isLive, !stream.isHook else { return }
         let wasPlaying = stream.playing
         stream.playing = playing
+        if !playing { stream.pauseAskedAt = nil }
         // A player saying Playing is primary audio the user chose: it owns Now Playing at once, so media
         // keys pressed in a song's first seconds reach it. (The grace guards the owner against streams
         // that say nothing of themselves: no player, no role.)
@@ -345,8 +352,10 @@ public struct Engine: Sendable {
         }
     }
 
-    private mutating func pauseIgnored(_ id: StreamID, now: Milliseconds, into out: inout [Command]) {
+    mutating func pauseIgnored(_ id: StreamID, now: Milliseconds, reason: String = "its player ignored Pause",
+                               into out: inout [Command]) {
         guard var stream = streams[id], stream.isLive, stream.pausedBy == .player else { return }
+        stream.pauseAskedAt = nil
         if stream.userMuted {
             // The user muted it meanwhile: silent already, and a mute fallback would unmute it later.
             stream.pausedBy = nil
@@ -360,7 +369,7 @@ public struct Engine: Sendable {
         stream.ramp = Ramp(from: current, to: 0, start: now, duration: policy.muteFade)
         streams[id] = stream
         out.append(.mute(id, fade: policy.muteFade))
-        out.append(.decision(decision(stream, reason: "its player ignored Pause",
+        out.append(.decision(decision(stream, reason: reason,
                                       action: "faded out and muted instead (to be unmuted)")))
     }
 

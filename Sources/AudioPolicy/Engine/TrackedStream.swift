@@ -63,6 +63,16 @@ struct TrackedStream: Sendable {
     var playing = true
     /// Set while the engine holds this stream paused and means to resume it.
     var pausedBy: PauseMechanism?
+    /// When the engine last asked the stream's player to pause (to be resumed): the player has the
+    /// policy's `pause-timeout` from then to report Paused (``Engine/confirmPauses(now:into:)``).
+    var pauseAskedAt: Milliseconds?
+
+    /// When a Pause the player has not confirmed times out: the stream is held paused by its player and
+    /// still playing, as far as anybody has reported.
+    func pauseTimesOut(after timeout: Milliseconds) -> Milliseconds? {
+        guard pausedBy == .player, playing, let asked = pauseAskedAt else { return nil }
+        return asked + timeout
+    }
     /// The effect the engine has applied.
     var effect: Effect = .none
     /// The class whose duck was applied last: its ramps are used to duck and restore.

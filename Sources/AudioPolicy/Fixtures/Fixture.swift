@@ -10,12 +10,19 @@ public struct Fixture: Sendable {
     public var policyPath: String?
     /// Events and expectations in the order they run: by `at`, then file order.
     public var steps: [FixtureStep]
+    /// `players-obey-pause`: whether the replay's players report Paused the moment the engine pauses them
+    /// (true, the default: what a hand-written fixture means by a player), or only when a `paused` event
+    /// says so (false: what a recording and the property tests write, since they carry every report).
+    /// A player that has not reported Paused within the policy's `pause-timeout` is muted instead.
+    public var playersObeyPause: Bool
 
-    public init(file: String, description: String?, policyPath: String?, steps: [FixtureStep]) {
+    public init(file: String, description: String?, policyPath: String?, steps: [FixtureStep],
+                playersObeyPause: Bool = true) {
         self.file = file
         self.description = description
         self.policyPath = policyPath
         self.steps = steps
+        self.playersObeyPause = playersObeyPause
     }
 }
 

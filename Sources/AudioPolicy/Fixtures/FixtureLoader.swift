@@ -34,9 +34,11 @@ import TOMLKit
 public enum FixtureLoader {
     public static func load(text: String, file: String) throws(LocatedErrors) -> Fixture {
         let (root, reader) = try TOMLReader.parse(text: text, file: file)
-        reader.checkKeys(root, at: .root, allowed: ["description", "policy", "event", "expect"], in: "the fixture")
+        reader.checkKeys(root, at: .root, allowed: ["description", "policy", "players-obey-pause", "event", "expect"],
+                         in: "the fixture")
         let description = reader.string(root, "description", at: .root)
         let policyPath = reader.string(root, "policy", at: .root)
+        let playersObeyPause = reader.bool(root, "players-obey-pause", at: .root) ?? true
 
         var steps: [(step: FixtureStep, order: SourceLocation)] = []
         for (key, read) in [("event", readEvent), ("expect", readExpectation)] as [(String, StepReader)] {
@@ -62,7 +64,8 @@ public enum FixtureLoader {
         let ordered = steps.sorted { lhs, rhs in
             (lhs.step.at, lhs.order.line, lhs.order.column) < (rhs.step.at, rhs.order.line, rhs.order.column)
         }
-        return Fixture(file: file, description: description, policyPath: policyPath, steps: ordered.map(\.step))
+        return Fixture(file: file, description: description, policyPath: policyPath, steps: ordered.map(\.step),
+                       playersObeyPause: playersObeyPause)
     }
 
     private typealias StepReader = (TOMLTable, TOMLKeyPath, SourceLocation, TOMLReader) -> FixtureStep.Action?

@@ -80,6 +80,8 @@ public struct FixtureRecording: Sendable {
     public func text(description: String, policy: String? = nil) -> String {
         var lines = ["description = \(FixtureEvent.quote(description))"]
         if let policy { lines.append("policy = \(FixtureEvent.quote(policy))") }
+        // Every Paused the players said is in the recording, and a player that ignored Pause must stay so.
+        lines.append("players-obey-pause = false")
         lines.append("# Written by `audio-policyd record`: [[event]]s are what the daemon's engine was told, "
                      + "[[expect]]s what it did.")
         let origin = items.map(\.at).min() ?? 0

@@ -73,6 +73,9 @@ public struct FixtureRunner: Sendable {
             observe(engine, .before(event, at: now))
             let commands = engine.handle(event, at: now)
             observe(engine, .after(event, at: now, commands: commands))
+            // Obedient players say Paused at once (a real one takes a few ms; nothing happens between).
+            guard fixture.playersObeyPause else { return }
+            for case let .pause(id, _) in commands { handle(.playback(id, playing: false)) }
         }
         for step in fixture.steps {
             while let due = engine.nextDeadline, due <= step.at {

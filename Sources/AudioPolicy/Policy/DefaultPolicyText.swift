@@ -17,6 +17,7 @@ extension Policy {
 # beeps) and their open, silent streams (an idle web page) from pausing your music.
 class = "primary"
 mute-fade = 500                 # ms: fade before muting a stream whose player cannot be paused
+pause-timeout = 1000            # ms a player has to report Paused; still playing then, it is muted instead
 
 # Music, video, games, podcasts: another app's primary audio pauses yours for good (no resume) and
 # takes Now Playing. For its first 1.5 s of sound a new stream only ducks the others; silent for

@@ -12,14 +12,19 @@ public struct Policy: Hashable, Sendable {
     public var defaultClass: String
     /// Fade before the mute fallback mutes a stream, and after it unmutes one, ms.
     public var muteFade: Milliseconds
+    /// How long a player has to report Paused after the engine's Pause, ms; one still playing then
+    /// ignored it, and the mute fallback silences the stream instead (some players, and apps that
+    /// expose MPRIS only for show, never pause).
+    public var pauseTimeout: Milliseconds
 
     public init(source: String, classes: [String: InterruptionClass], rules: [Rule], defaultClass: String,
-                muteFade: Milliseconds = 500) {
+                muteFade: Milliseconds = 500, pauseTimeout: Milliseconds = 1000) {
         self.source = source
         self.classes = classes
         self.rules = rules
         self.defaultClass = defaultClass
         self.muteFade = muteFade
+        self.pauseTimeout = pauseTimeout
     }
 
     /// The class, spoken flag and matching rule for a stream's properties.

@@ -37,16 +37,17 @@ public enum PolicyLoader {
         let drafts = readClasses(root, reader)
         let classes = rankClasses(drafts, reader)
         let names = classes.keys.sorted()
-        let (defaultClass, muteFade) = readDefaults(root, classNames: names, reader)
+        let defaults = readDefaults(root, classNames: names, reader)
         let rules = readRules(root, classNames: names, reader)
 
         try reader.throwIfFailed()
-        return Policy(source: file, classes: classes, rules: rules, defaultClass: defaultClass, muteFade: muteFade)
+        return Policy(source: file, classes: classes, rules: rules, defaultClass: defaults.defaultClass,
+                      muteFade: defaults.muteFade, pauseTimeout: defaults.pauseTimeout)
     }
 
     static let classKeys = ["kind", "above", "grace", "duck", "duck-ramp", "restore-ramp", "hold", "release-after"]
     static let ruleKeys = ["name", "match", "class", "spoken"]
-    static let defaultsKeys = ["class", "mute-fade"]
+    static let defaultsKeys = ["class", "mute-fade", "pause-timeout"]
 }
 
 // MARK: - Classes
@@ -202,30 +203,37 @@ extension PolicyLoader {
 // MARK: - Defaults
 
 extension PolicyLoader {
-    private static func readDefaults(_ root: TOMLTable, classNames: [String],
-                                     _ reader: TOMLReader) -> (defaultClass: String, muteFade: Milliseconds) {
+    /// What `[defaults]` sets: the class of streams no rule matches, and the mute fallback's timing.
+    private struct Defaults {
+        var defaultClass = "primary"
+        var muteFade: Milliseconds = 500
+        var pauseTimeout: Milliseconds = 1000
+    }
+
+    private static func readDefaults(_ root: TOMLTable, classNames: [String], _ reader: TOMLReader) -> Defaults {
         let path: TOMLKeyPath = ["defaults"]
+        var defaults = Defaults()
         guard let table = reader.table(root, "defaults", at: .root, expected: "`defaults` must be a table") else {
             if root["defaults"] == nil, !classNames.contains("primary") {
                 reader.fail(reader.map.tableLocation(path),
                             "no class \"primary\" for streams no rule matches; define [class.primary] or set `class` in [defaults]")
             }
-            return ("primary", 500)
+            return defaults
         }
         reader.checkKeys(table, at: path, allowed: defaultsKeys, in: "[defaults]")
-        let muteFade = reader.duration(table, "mute-fade", at: path) ?? 500
+        defaults.muteFade = reader.duration(table, "mute-fade", at: path) ?? defaults.muteFade
+        defaults.pauseTimeout = reader.duration(table, "pause-timeout", at: path) ?? defaults.pauseTimeout
         if let name = reader.string(table, "class", at: path) {
             if !classNames.contains(name) {
                 reader.fail(reader.map.valueLocation(path.appending("class")),
                             unknownClassMessage(name, defined: classNames))
             }
-            return (name, muteFade)
-        }
-        if table["class"] == nil, !classNames.contains("primary") {
+            defaults.defaultClass = name
+        } else if table["class"] == nil, !classNames.contains("primary") {
             reader.fail(reader.map.tableLocation(path),
                         "no class \"primary\" for streams no rule matches; define [class.primary] or set `class` in [defaults]")
         }
-        return ("primary", muteFade)
+        return defaults
     }
 }
 

@@ -218,6 +218,7 @@ enum PropertyDriver {
             var lines: [String] = []
             lines.append("description = \(quote("Property \(name) (seed 0x\(String(testCase.seed, radix: 16))): \(summary)"))")
             if let policyReference { lines.append("policy = \(quote(policyReference))") }
+            lines.append("players-obey-pause = false") // the transcript carries every Paused a player said
             lines.append("# Written by the EngineProperties tests (Tests/AudioPolicyTests/Properties), shrunk.")
             lines.append("# Policy: \(PropertyPolicies.all[testCase.policyIndex].name).")
             unexpressible = 0
