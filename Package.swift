@@ -32,15 +32,27 @@ let package = Package(
             dependencies: [.product(name: "TOMLKit", package: "TOMLKit")],
             resources: []
         ),
-        // The imperative shell: PulseAudio backend, control socket, ramps, wiring.
+        // The one thread's event loop (libpulse's pa_mainloop): timers, descriptor watches, signals.
+        .target(name: "EventLoop", dependencies: ["CPulse"]),
+        // The sound server through libpulse: stream snapshots in, volume/mute/stream-restore writes out, peak meters.
+        .target(name: "SoundServer", dependencies: ["CPulse", "EventLoop"]),
+        // The D-Bus session bus on the event loop: MPRIS players followed, our own Now Playing player served.
+        .target(name: "SessionBus", dependencies: ["CDBus", "EventLoop"]),
+        // The control socket's JSON-lines protocol: requests, replies, events, status, the client and the server.
+        .target(name: "ControlProtocol", dependencies: ["AudioPolicy"]),
+        // The imperative shell: wires engine, sound server, session bus and control socket; ramps, journal, service.
         .target(
             name: "AudioPolicyDaemon",
-            dependencies: ["AudioPolicy", "CPulse", "CDBus", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "AudioPolicy", "EventLoop", "SoundServer", "SessionBus", "ControlProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
-        // Clients of the daemon, through the daemon library's public interface only: `top`, the benchmarks.
+        // Clients of the daemon, through the libraries' public interfaces only: `top`, the benchmarks, the soak.
         .target(
             name: "AudioPolicyTools",
-            dependencies: ["AudioPolicy", "AudioPolicyDaemon", "CPulse", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["AudioPolicy", "AudioPolicyDaemon", "EventLoop", "SoundServer", "ControlProtocol", "CPulse",
+                           .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "audio-policyd",
@@ -48,14 +60,21 @@ let package = Package(
                 "AudioPolicy",
                 "AudioPolicyDaemon",
                 "AudioPolicyTools",
+                "EventLoop",
+                "ControlProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // The fuzzers' seeded generator and settings (FUZZ_SEED, FUZZ_SCALE), shared by the test targets.
         .target(name: "Fuzzing", dependencies: ["AudioPolicy"], path: "Tests/Fuzzing"),
         .testTarget(name: "AudioPolicyTests", dependencies: ["AudioPolicy", "Fuzzing"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["AudioPolicy", "AudioPolicyDaemon", "AudioPolicyTools", "Fuzzing"]),
+        .testTarget(name: "IntegrationTests", dependencies: [
+            "AudioPolicy", "AudioPolicyDaemon", "AudioPolicyTools", "EventLoop", "SoundServer", "SessionBus",
+            "ControlProtocol", "Fuzzing",
+        ]),
         // The shell's pure parts (journal format and file, systemd notification address, `top` screen).
-        .testTarget(name: "AudioPolicyDaemonTests", dependencies: ["AudioPolicy", "AudioPolicyDaemon", "AudioPolicyTools"]),
+        .testTarget(name: "AudioPolicyDaemonTests", dependencies: [
+            "AudioPolicy", "AudioPolicyDaemon", "AudioPolicyTools", "SoundServer", "ControlProtocol",
+        ]),
     ]
 )

@@ -1,4 +1,5 @@
 import AudioPolicy
+import EventLoop
 import Foundation
 
 /// Carrying out the engine's commands on the sound server and the players, journal first.

@@ -1,4 +1,5 @@
 import AudioPolicy
+import ControlProtocol
 import Foundation
 
 /// Requests on the control socket: `status`, and interruptions begun and ended by hooks (the other

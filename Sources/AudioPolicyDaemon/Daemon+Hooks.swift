@@ -1,5 +1,7 @@
 import AudioPolicy
+import ControlProtocol
 import Foundation
+import SessionBus
 
 /// Hooks on the control socket beyond `begin`/`end`: `claim` (a player without MPRIS takes Now Playing
 /// and its commands over the socket), `playback` (its state), `subscribe` (event lines), and the

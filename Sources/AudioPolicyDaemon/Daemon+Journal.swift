@@ -1,5 +1,8 @@
 import AudioPolicy
+import ControlProtocol
+import EventLoop
 import Foundation
+import SoundServer
 
 /// The crash-safe journal in the daemon: written before a stream is changed, cleared once it is put
 /// back, and replayed after a crash or a sound server restart so nothing stays ducked or muted.

@@ -1,4 +1,6 @@
 import AudioPolicy
+import EventLoop
+import SoundServer
 
 /// Measuring streams' sound and following microphones, for the engine.
 extension Daemon {

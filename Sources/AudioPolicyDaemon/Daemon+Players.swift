@@ -1,5 +1,9 @@
 import AudioPolicy
+import ControlProtocol
+import EventLoop
 import Foundation
+import SessionBus
+import SoundServer
 
 /// What the daemon knows of media players and of the hooks that talk to it: the session bus, the
 /// MPRIS players on it, which stream each player plays, our own Now Playing player, claims and

@@ -1,5 +1,7 @@
 import AudioPolicy
+import EventLoop
 import Foundation
+import SoundServer
 
 /// The sound server side: connecting, reconnecting, and turning sink-input news into engine events.
 extension Daemon {

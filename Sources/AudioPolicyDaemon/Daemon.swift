@@ -1,6 +1,9 @@
 import AudioPolicy
+import ControlProtocol
+import EventLoop
 import Foundation
 import Logging
+import SoundServer
 
 /// What `audio-policyd run` was asked for.
 public struct DaemonOptions: Sendable {

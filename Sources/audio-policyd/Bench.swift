@@ -1,6 +1,5 @@
 import ArgumentParser
 import AudioPolicy
-import AudioPolicyDaemon
 import AudioPolicyTools
 import Foundation
 

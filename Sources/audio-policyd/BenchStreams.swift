@@ -1,5 +1,4 @@
 import ArgumentParser
-import AudioPolicyDaemon
 import AudioPolicyTools
 
 /// `audio-policyd bench-streams`: the streams `bench` keeps alive, played from a process of their own

@@ -1,5 +1,5 @@
 import ArgumentParser
-import AudioPolicyDaemon
+import ControlProtocol
 import Foundation
 
 /// Asks the running daemon for its status, for the commands that show it.

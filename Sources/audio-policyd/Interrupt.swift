@@ -1,5 +1,5 @@
 import ArgumentParser
-import AudioPolicyDaemon
+import ControlProtocol
 import Foundation
 import Synchronization
 

@@ -1,6 +1,6 @@
 import ArgumentParser
 import AudioPolicy
-import AudioPolicyDaemon
+import ControlProtocol
 import Foundation
 
 /// `audio-policyd monitor`: the daemon's events, live.

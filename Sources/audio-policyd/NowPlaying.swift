@@ -1,5 +1,4 @@
 import ArgumentParser
-import AudioPolicyDaemon
 import Foundation
 
 /// `audio-policyd now-playing`: which app owns Now Playing, and its player.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioPolicy
-import AudioPolicyDaemon
+import ControlProtocol
+import EventLoop
 import Foundation
 
 /// `audio-policyd record`: the live session as a fixture, to replay with `test` or attach to a bug report.

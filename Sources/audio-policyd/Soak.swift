@@ -1,5 +1,4 @@
 import ArgumentParser
-import AudioPolicyDaemon
 import AudioPolicyTools
 import Foundation
 

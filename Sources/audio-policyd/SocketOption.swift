@@ -1,5 +1,5 @@
 import ArgumentParser
-import AudioPolicyDaemon
+import ControlProtocol
 
 /// `--socket PATH`, for every command that talks to the daemon: one definition, one default.
 struct SocketOption: ParsableArguments {

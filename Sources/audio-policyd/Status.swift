@@ -1,6 +1,6 @@
 import ArgumentParser
 import AudioPolicy
-import AudioPolicyDaemon
+import ControlProtocol
 import Foundation
 
 /// `audio-policyd status`: what the running daemon is doing to every stream.

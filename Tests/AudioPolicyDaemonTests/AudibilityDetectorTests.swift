@@ -1,5 +1,5 @@
-import AudioPolicyDaemon
 import Foundation
+import SoundServer
 import Testing
 
 @Suite struct AudibilityTests {

@@ -1,4 +1,4 @@
-import AudioPolicyDaemon
+import ControlProtocol
 import Foundation
 import Testing
 

@@ -1,5 +1,6 @@
 import AudioPolicyDaemon
 import Foundation
+import SoundServer
 import Testing
 
 @Suite("Journal: format, atomic file, corrupt files")

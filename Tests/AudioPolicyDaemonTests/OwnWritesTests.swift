@@ -1,4 +1,4 @@
-@testable import AudioPolicyDaemon
+@testable import SoundServer
 import Testing
 
 /// ``OwnWrites``: telling the server's echo of our writes from someone else's change, field by field.

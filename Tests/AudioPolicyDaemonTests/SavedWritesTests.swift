@@ -1,4 +1,5 @@
 @testable import AudioPolicyDaemon
+import SoundServer
 import Testing
 
 /// ``SavedWrites``: which new-stream volumes are our own saved ducks, and whose level lies under them.

@@ -1,4 +1,5 @@
 import AudioPolicyDaemon
+import ControlProtocol
 import Foundation
 import Testing
 

@@ -1,5 +1,5 @@
-import AudioPolicyDaemon
 import Foundation
+import SoundServer
 import Testing
 
 // Capture streams (source outputs) as PulseConnection reports them, on a real server.

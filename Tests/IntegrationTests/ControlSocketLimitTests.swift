@@ -1,4 +1,3 @@
-import AudioPolicyDaemon
 import Foundation
 import Testing
 

@@ -1,6 +1,7 @@
 import AudioPolicy
-import AudioPolicyDaemon
+import ControlProtocol
 import Foundation
+import SoundServer
 import Testing
 
 // The daemon's behaviour on real components: the built `audio-policyd` binary, a real sound server

@@ -1,5 +1,6 @@
-import AudioPolicyDaemon
+import EventLoop
 import Foundation
+import SessionBus
 import Testing
 
 // The D-Bus wrapper on the private session bus scripts/sound-server starts: libdbus driven by our

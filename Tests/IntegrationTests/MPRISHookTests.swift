@@ -1,6 +1,7 @@
 import AudioPolicy
-import AudioPolicyDaemon
+import ControlProtocol
 import Foundation
+import SessionBus
 import Testing
 
 // Hooks on real components: `audio-policyd interrupt` and `monitor` as a user runs them, a hook client

@@ -1,6 +1,7 @@
 import AudioPolicy
-import AudioPolicyDaemon
+import ControlProtocol
 import Foundation
+import SessionBus
 import Testing
 
 // MPRIS on real components: the built daemon, a real sound server, a private session bus (both from

@@ -1,6 +1,8 @@
 import AudioPolicy
 import AudioPolicyDaemon
+import ControlProtocol
 import Foundation
+import SessionBus
 import Testing
 
 // The pure parts behind MPRIS: process ancestry, player matching, D-Bus message encoding (libdbus's

@@ -1,6 +1,7 @@
-import AudioPolicyDaemon
 import AudioPolicyTools
+import EventLoop
 import Foundation
+import SoundServer
 import Testing
 
 // A peak meter on a real server's sink input (PULSE_SERVER, AUDIO_POLICYD_SERVER_KIND; see scripts/test).

@@ -1,5 +1,6 @@
-import AudioPolicyDaemon
+import EventLoop
 import Foundation
+import SoundServer
 import Testing
 
 // Runs against a real sound server named by PULSE_SERVER, e.g.

@@ -1,5 +1,4 @@
 import AudioPolicy
-import AudioPolicyDaemon
 import Foundation
 import Testing
 

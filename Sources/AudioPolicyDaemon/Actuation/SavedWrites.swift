@@ -1,3 +1,5 @@
+import SoundServer
+
 /// The levels the daemon recently wrote to streams, by stream-restore key: what the server may have
 /// saved for that key from our writes, and so may hand to the key's next stream.
 ///

@@ -1,3 +1,5 @@
+import SoundServer
+
 /// What the daemon changed on one stream, written down *before* it changed it: enough to put the
 /// stream back as the user had it, or, once the stream is gone, to repair the volume and mute the
 /// server saved for its app or role (module-stream-restore).

@@ -1,3 +1,4 @@
+import ControlProtocol
 import Foundation
 
 /// Where the journal lives on disk, and the two things done with it: read it at start, record every

@@ -1,5 +1,6 @@
-import AudioPolicyDaemon
 import AudioPolicy
+import AudioPolicyDaemon
+import EventLoop
 import Foundation
 
 /// Measures the daemon on the real sound server in `PULSE_SERVER`: reaction time from the server

@@ -1,4 +1,3 @@
-import AudioPolicyDaemon
 /// Summary statistics of a set of measurements.
 public struct Percentiles: Sendable, CustomStringConvertible {
     public let count: Int

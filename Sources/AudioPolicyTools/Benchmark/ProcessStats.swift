@@ -1,4 +1,3 @@
-import AudioPolicyDaemon
 import Foundation
 
 /// This process's resident memory and context switches, from /proc (Linux).

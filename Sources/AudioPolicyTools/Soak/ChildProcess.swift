@@ -1,4 +1,4 @@
-import AudioPolicyDaemon
+import ControlProtocol
 import Foundation
 
 /// A process the soak starts (the daemon, the restart command): `posix_spawn`ed with standard input

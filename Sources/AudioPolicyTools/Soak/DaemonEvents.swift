@@ -1,4 +1,5 @@
-import AudioPolicyDaemon
+import ControlProtocol
+import EventLoop
 import Foundation
 
 /// A subscription to the daemon's events (streams, decisions) on the soak's loop: each batch of event

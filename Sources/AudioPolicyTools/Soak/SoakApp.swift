@@ -1,5 +1,6 @@
-import AudioPolicyDaemon
 import CPulse
+import EventLoop
+import SoundServer
 
 /// One app of the soak: a libpulse client of its own with one playback stream, known to the daemon
 /// by a process id of its own (`application.process.id`; no such process exists), so that it

@@ -1,4 +1,3 @@
-import AudioPolicyDaemon
 /// What a soak run does: how long, how fast, how often the server restarts and the daemon is killed,
 /// and where the daemon comes from. `audio-policyd soak` fills it from its options.
 public struct SoakPlan: Sendable {

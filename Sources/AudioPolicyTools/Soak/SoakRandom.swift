@@ -1,5 +1,4 @@
 import AudioPolicy
-import AudioPolicyDaemon
 /// The soak's source of chance: SplitMix64, seeded, so a run that found something can be replayed with
 /// its `--seed` (as far as the server's and the daemon's own timing allow).
 public struct SoakRandom: RandomNumberGenerator {

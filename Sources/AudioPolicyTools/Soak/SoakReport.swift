@@ -1,4 +1,3 @@
-import AudioPolicyDaemon
 /// What a soak run did and found: the counts its summary prints, and every violation of the promise
 /// (audio never left quiet, muted or paused by something that is over; the user's levels kept; no
 /// crash; no leak).

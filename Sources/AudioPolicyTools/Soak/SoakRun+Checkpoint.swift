@@ -1,4 +1,4 @@
-import AudioPolicyDaemon
+import EventLoop
 import Foundation
 
 // Checkpoints: a quiet moment made on purpose (everything that interrupts ended), awaited through the

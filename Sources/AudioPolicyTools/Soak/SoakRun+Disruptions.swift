@@ -1,4 +1,4 @@
-import AudioPolicyDaemon
+import EventLoop
 import Foundation
 
 // What the soak does to the daemon and the server: SIGKILL and a new start, a server restart, and

@@ -1,5 +1,6 @@
-import AudioPolicyDaemon
+import EventLoop
 import Foundation
+import SoundServer
 
 /// A soak: minutes of churn on the real sound server that the daemon is connected to, with the
 /// daemon's promise checked at quiet moments — audio is never left quiet, muted or paused by something

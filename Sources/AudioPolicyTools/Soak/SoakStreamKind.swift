@@ -1,4 +1,3 @@
-import AudioPolicyDaemon
 /// What a stream of the soak stands for: the classes a desktop's apps play in, each with the
 /// properties real apps send and how long such a sound lasts.
 ///

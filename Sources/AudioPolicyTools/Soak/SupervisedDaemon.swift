@@ -1,4 +1,4 @@
-import AudioPolicyDaemon
+import ControlProtocol
 import Foundation
 
 /// The daemon under soak: `audio-policyd run` as a child process that the soak starts, kills with

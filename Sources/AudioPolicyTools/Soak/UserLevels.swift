@@ -1,4 +1,4 @@
-import AudioPolicyDaemon
+import SoundServer
 /// What the user chose, as the soak remembers it: each live stream's own level (the volume its app
 /// asked for, or the user's last change) and mute, and for each stream-restore key every level the
 /// user (or an app) had for a stream of that key — the only levels a saved entry may hold.

@@ -1,4 +1,3 @@
-import AudioPolicyDaemon
 import Foundation
 
 /// The controlling terminal for a full-screen view: raw input, the alternate screen, a hidden cursor

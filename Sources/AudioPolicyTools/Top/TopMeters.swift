@@ -1,4 +1,5 @@
-import AudioPolicyDaemon
+import EventLoop
+import SoundServer
 /// The peak meters `top` draws: one per stream the daemon reports, on top's own connection to the
 /// sound server.
 ///

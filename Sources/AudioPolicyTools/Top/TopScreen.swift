@@ -1,4 +1,4 @@
-import AudioPolicyDaemon
+import ControlProtocol
 import Foundation
 
 /// What `audio-policyd top` draws, as lines of text: a pure function of the daemon's status, so it

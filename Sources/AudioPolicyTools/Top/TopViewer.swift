@@ -1,5 +1,6 @@
-import AudioPolicyDaemon
 import AudioPolicy
+import ControlProtocol
+import EventLoop
 import Foundation
 
 /// `audio-policyd top`: the daemon's status, live, in the terminal.

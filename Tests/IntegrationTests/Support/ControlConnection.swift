@@ -1,5 +1,5 @@
+import ControlProtocol
 import Foundation
-import AudioPolicyDaemon
 
 /// One connection to the daemon's control socket, speaking JSON lines. Every read has a deadline, so
 /// a daemon that stops answering fails the test instead of hanging it.

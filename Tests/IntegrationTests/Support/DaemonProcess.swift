@@ -1,4 +1,4 @@
-import AudioPolicyDaemon
+import ControlProtocol
 import Foundation
 
 /// The daemon binary under test, running `run --verbose` against the test server with a runtime and

@@ -1,5 +1,6 @@
 import AudioPolicy
 import AudioPolicyDaemon
+import ControlProtocol
 import Foundation
 
 /// What a suite on the real sound server holds for one test: the server's events, the players and

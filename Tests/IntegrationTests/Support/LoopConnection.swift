@@ -1,5 +1,6 @@
-import AudioPolicyDaemon
+import EventLoop
 import Foundation
+import SoundServer
 
 /// A ``PulseConnection`` on a loop the test runs itself (no daemon): records what the connection
 /// reports, sink inputs and source outputs alike, so a test can run the loop until something arrived.

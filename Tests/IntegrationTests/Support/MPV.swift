@@ -1,4 +1,5 @@
 import Foundation
+import SessionBus
 
 /// The private session bus scripts/sound-server starts, and the real MPRIS clients the tests use.
 enum SessionBus {

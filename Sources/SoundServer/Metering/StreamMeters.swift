@@ -1,4 +1,5 @@
 import CPulse
+import EventLoop
 
 /// The peak meters of the streams the engine wants measured, turning their peaks into audible and
 /// silent reports.
@@ -9,7 +10,7 @@ import CPulse
 /// The first report of a meter says what it found, whichever it is — the first loud peak, or a silence
 /// as long as the hangover — so the engine learns both "heard" and "silent since it started"; after
 /// that only changes are reported.
-final class StreamMeters {
+package final class StreamMeters {
     private struct Entry {
         var meter: PeakMeter
         var judge: AudibilityDetector
@@ -24,15 +25,17 @@ final class StreamMeters {
 
     private var entries: [UInt32: Entry] = [:]
     /// Called with a sink input's index and whether it is audible, on the main loop.
-    var onAudibility: (UInt32, Bool) -> Void = { _, _ in }
+    package var onAudibility: (UInt32, Bool) -> Void = { _, _ in }
+
+    package init() {}
 
     /// How many streams are measured now.
-    var count: Int { entries.count }
+    package var count: Int { entries.count }
 
     /// Starts measuring a sink input that plays to `sink` (a meter already running is kept); true when a
     /// new meter started, whose verdict will follow.
     @discardableResult
-    func start(_ index: UInt32, sink: UInt32, on pulse: PulseConnection) -> Bool {
+    package func start(_ index: UInt32, sink: UInt32, on pulse: PulseConnection) -> Bool {
         guard entries[index] == nil else { return false }
         guard let meter = pulse.meter(sinkInput: index, sink: sink, onPeak: { [weak self] peak in
             self?.peak(peak, of: index)
@@ -49,12 +52,12 @@ final class StreamMeters {
     }
 
     /// Stops measuring a sink input (it went away, or its sound no longer matters).
-    func stop(_ index: UInt32) {
+    package func stop(_ index: UInt32) {
         entries.removeValue(forKey: index)?.meter.close()
     }
 
     /// Stops every meter (the server went away, or the daemon stops).
-    func stopAll() {
+    package func stopAll() {
         for index in entries.keys.sorted() { stop(index) }
     }
 

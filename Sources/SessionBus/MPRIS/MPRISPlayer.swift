@@ -1,5 +1,3 @@
-import AudioPolicy
-
 /// What an MPRIS player (`org.mpris.MediaPlayer2.*`) has told us about itself.
 public struct MPRISPlayer: Hashable, Sendable {
     /// `PlaybackStatus`.
@@ -34,9 +32,6 @@ public struct MPRISPlayer: Hashable, Sendable {
         self.owner = owner
     }
 
-    /// The engine's name for this player.
-    public var id: PlayerID { PlayerID(busName) }
-
     /// `org.mpris.MediaPlayer2.mpv.instance42` → `mpv.instance42`: what playerctl calls it.
     public var shortName: String {
         busName.hasPrefix(MPRIS.namePrefix) ? String(busName.dropFirst(MPRIS.namePrefix.count)) : busName
@@ -46,14 +41,6 @@ public struct MPRISPlayer: Hashable, Sendable {
     public var title: String? { metadata["xesam:title"]?.string }
     public var artist: String? { metadata["xesam:artist"]?.strings?.joined(separator: ", ") }
     public var album: String? { metadata["xesam:album"]?.string }
-
-    /// Matching facts for ``PlayerMatch``.
-    var candidate: PlayerMatch.Candidate {
-        var ids = Set<String>()
-        if let flatpakID { ids.insert(flatpakID) }
-        if let desktopEntry, !desktopEntry.isEmpty { ids.insert(desktopEntry) }
-        return PlayerMatch.Candidate(player: id, pid: pid, appIDs: ids)
-    }
 
     /// Applies properties from `GetAll` or `PropertiesChanged` (either interface); returns whether
     /// anything changed.

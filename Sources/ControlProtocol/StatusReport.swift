@@ -28,6 +28,31 @@ public struct StatusReport: Codable, Hashable, Sendable {
         public var target: Double? = nil
         /// When it gets there: milliseconds on the daemon's clock, the `at` of event lines.
         public var settles: Int? = nil
+
+        /// Every field, like the memberwise initializer (which is internal to this module).
+        package init(
+            index: UInt32? = nil, application: String, pid: Int? = nil, role: String? = nil, `class`: String,
+            state: StreamState, factor: Double, muted: Bool, spoken: Bool, rule: String, hook: String? = nil,
+            volume: Double? = nil, audible: Bool? = nil, measured: Bool? = nil, target: Double? = nil,
+            settles: Int? = nil
+        ) {
+            self.index = index
+            self.application = application
+            self.pid = pid
+            self.role = role
+            self.`class` = `class`
+            self.state = state
+            self.factor = factor
+            self.muted = muted
+            self.spoken = spoken
+            self.rule = rule
+            self.hook = hook
+            self.volume = volume
+            self.audible = audible
+            self.measured = measured
+            self.target = target
+            self.settles = settles
+        }
     }
 
     /// The Now Playing owner.
@@ -47,6 +72,24 @@ public struct StatusReport: Codable, Hashable, Sendable {
         public var claim: String? = nil
         /// The engine's id of the owner: a sink input's index, a hook's or a claim's token (fixtures' ids).
         public var stream: String? = nil
+
+        /// Every field, like the memberwise initializer (which is internal to this module).
+        package init(
+            application: String, pid: Int? = nil, index: UInt32? = nil, player: String? = nil, identity: String? = nil,
+            playbackStatus: String? = nil, title: String? = nil, artist: String? = nil, claim: String? = nil,
+            stream: String? = nil
+        ) {
+            self.application = application
+            self.pid = pid
+            self.index = index
+            self.player = player
+            self.identity = identity
+            self.playbackStatus = playbackStatus
+            self.title = title
+            self.artist = artist
+            self.claim = claim
+            self.stream = stream
+        }
     }
 
     public var nowPlaying: Owner?
@@ -57,4 +100,16 @@ public struct StatusReport: Codable, Hashable, Sendable {
     public var server: String?
     /// The last decisions (about 20), oldest first: what was done to which stream, and why.
     public var decisions: [DecisionRecord]? = nil
+
+    /// Every field, like the memberwise initializer (which is internal to this module).
+    package init(
+        nowPlaying: Owner? = nil, streams: [Stream], policy: String, server: String? = nil,
+        decisions: [DecisionRecord]? = nil
+    ) {
+        self.nowPlaying = nowPlaying
+        self.streams = streams
+        self.policy = policy
+        self.server = server
+        self.decisions = decisions
+    }
 }

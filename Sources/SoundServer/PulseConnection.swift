@@ -1,4 +1,5 @@
 import CPulse
+import EventLoop
 
 /// The daemon's connection to the sound server (PulseAudio, or PipeWire
 /// through pipewire-pulse): a `pa_context` on the daemon's ``MainLoop``.

@@ -1,4 +1,5 @@
 import CPulse
+import EventLoop
 
 // Turning subscription events into stream snapshots.
 //

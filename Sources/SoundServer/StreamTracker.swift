@@ -1,3 +1,5 @@
+import EventLoop
+
 /// What a ``PulseConnection`` remembers between subscription events to turn
 /// them into stream snapshots: known sink inputs and client property lists,
 /// requests in flight, and our own recent writes.

@@ -1,4 +1,5 @@
 import CDBus
+import EventLoop
 
 /// A private connection to a D-Bus message bus, run by the daemon's ``MainLoop``.
 ///

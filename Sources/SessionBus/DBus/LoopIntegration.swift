@@ -1,4 +1,5 @@
 import CDBus
+import EventLoop
 
 /// Runs one libdbus connection on a ``MainLoop``: its watches, its timeouts and its dispatching.
 ///

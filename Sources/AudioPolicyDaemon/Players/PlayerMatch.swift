@@ -1,4 +1,5 @@
 import AudioPolicy
+import SessionBus
 
 /// Which MPRIS player plays a stream: pure, so it is tested with made-up process tables.
 ///
@@ -58,5 +59,18 @@ public enum PlayerMatch {
         if let best { return best.player }
         guard !appIDs.isEmpty else { return nil }
         return candidates.first { !$0.appIDs.isDisjoint(with: appIDs) }?.player
+    }
+}
+
+extension MPRISPlayer {
+    /// The engine's name for this player.
+    public var id: PlayerID { PlayerID(busName) }
+
+    /// Matching facts for ``PlayerMatch``.
+    var candidate: PlayerMatch.Candidate {
+        var ids = Set<String>()
+        if let flatpakID { ids.insert(flatpakID) }
+        if let desktopEntry, !desktopEntry.isEmpty { ids.insert(desktopEntry) }
+        return PlayerMatch.Candidate(player: id, pid: pid, appIDs: ids)
     }
 }

@@ -35,6 +35,15 @@ public struct ControlEvent: Codable, Hashable, Sendable {
         public var status: String?
         /// False once the player has left the bus.
         public var present: Bool
+
+        /// Every field, like the memberwise initializer (which is internal to this module).
+        package init(name: String, identity: String? = nil, pid: Int? = nil, status: String? = nil, present: Bool) {
+            self.name = name
+            self.identity = identity
+            self.pid = pid
+            self.status = status
+            self.present = present
+        }
     }
 
     /// A decision, as `decision` events show it.
@@ -47,6 +56,18 @@ public struct ControlEvent: Codable, Hashable, Sendable {
         /// `acted` (something was done to the stream), `classified` (it started) or `measured` (its meter
         /// spoke): what a client may filter on without reading `action`'s words.
         public var kind: String? = nil
+
+        /// Every field, like the memberwise initializer (which is internal to this module).
+        package init(
+            stream: String, application: String, `class`: String, reason: String, action: String, kind: String? = nil
+        ) {
+            self.stream = stream
+            self.application = application
+            self.`class` = `class`
+            self.reason = reason
+            self.action = action
+            self.kind = kind
+        }
     }
 
     public var event: String
