@@ -72,9 +72,10 @@ let package = Package(
             "AudioPolicy", "AudioPolicyDaemon", "AudioPolicyTools", "EventLoop", "SoundServer", "SessionBus",
             "ControlProtocol", "Fuzzing",
         ]),
-        // The shell's pure parts (journal format and file, systemd notification address, `top` screen).
+        // The shell's pure parts, no server or bus: journal, systemd notification, `top` screen, main loop, MPRIS matching and messages.
         .testTarget(name: "AudioPolicyDaemonTests", dependencies: [
-            "AudioPolicy", "AudioPolicyDaemon", "AudioPolicyTools", "SoundServer", "ControlProtocol",
+            "AudioPolicy", "AudioPolicyDaemon", "AudioPolicyTools", "EventLoop", "SoundServer", "SessionBus",
+            "ControlProtocol",
         ]),
     ]
 )

@@ -73,7 +73,7 @@ extension MPRISTests {
         let (daemon, mpv, _, _) = try musicUnderDaemon()
         let browser = try RealApp.browser("chromium", page: "soundtrack")
         let track = try browser.awaitStream(changes: changes, Self.isChromium)
-        try mpv.awaitStatus("Paused", timeout: 15)
+        try awaitPlayer(mpv, "Paused", timeout: 15, daemon)
         try awaitStatus(daemon, "Chromium to own Now Playing", timeout: 5) { $0.nowPlaying?.index == track.index }
         browser.stop()
         try events.awaitRemoval(of: track.index, timeout: 15)
@@ -99,10 +99,10 @@ extension MPRISTests {
     @Test("Firefox: a page that plays a soundtrack pauses the music (the silent page's control)",
           .disabled(if: RealApp.missing != nil, "\(RealApp.missing ?? "")"))
     func firefoxSoundtrackPausesMusic() throws {
-        let (_, mpv, _, _) = try musicUnderDaemon()
+        let (daemon, mpv, _, _) = try musicUnderDaemon()
         let browser = try RealApp.browser("firefox", page: "soundtrack")
         _ = try browser.awaitStream(changes: changes, Self.isFirefox)
-        try mpv.awaitStatus("Paused", timeout: 15)
+        try awaitPlayer(mpv, "Paused", timeout: 15, daemon)
         browser.stop()
     }
 
@@ -115,12 +115,7 @@ extension MPRISTests {
         try awaitStatus(daemon, "Chromium's playback to be a call", timeout: 20) { status in
             status.streams.contains { $0.index == call.index && $0.class == "call" }
         }
-        do {
-            try mpv.awaitStatus("Paused", timeout: 10)
-        } catch {
-            // Seen once in CI, on a machine busy with other work: say what the daemon did meanwhile.
-            throw CommandFailure(description: "\(error)\ndaemon log:\n" + daemon.log.suffix(30).joined(separator: "\n"))
-        }
+        try awaitPlayer(mpv, "Paused", timeout: 10, daemon)
         #expect(try daemon.status().nowPlaying?.player == mpv.busName, "a call never takes Now Playing")
         browser.stop()
         try mpv.awaitStatus("Playing", timeout: 10)
@@ -168,5 +163,17 @@ extension MPRISTests {
         try events.awaitRemoval(of: bell.index, timeout: 20)
         try awaitMusicRestored(mpv, to: own)
         #expect(try mpv.status() == "Playing")
+    }
+
+    // MARK: - Waiting on the player
+
+    /// Waits for mpv to show `status`; if it does not, the failure carries the daemon's last log lines,
+    /// so a run on a busy machine says what the daemon decided and sent meanwhile.
+    private func awaitPlayer(_ mpv: MPV, _ status: String, timeout: Double, _ daemon: DaemonProcess) throws {
+        do {
+            try mpv.awaitStatus(status, timeout: timeout)
+        } catch {
+            throw CommandFailure(description: "\(error)\ndaemon log:\n" + daemon.log.suffix(40).joined(separator: "\n"))
+        }
     }
 }
