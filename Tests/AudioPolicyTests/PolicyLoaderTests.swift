@@ -513,6 +513,18 @@ struct PolicyLoaderTests {
         #expect(short.first?.hasSuffix("got \"loud\"") == true, "\(short)")
     }
 
+    /// A line break other than LF and CR quoted in an error (NEL, U+0085, which toml++ quotes as what it
+    /// "saw"; the line and paragraph separators) is escaped: regular expressions and some terminals break
+    /// lines at it. A fuzzed policy found it.
+    @Test(arguments: ["\u{85}", "\u{2028}", "\u{2029}"])
+    func unicodeLineBreaksAreEscaped(_ brk: String) throws {
+        let found = errors("[class.primary]\n\(brk)# x\n")
+        let message = try #require(found.first)
+        #expect(!message.unicodeScalars.contains { $0 == brk.unicodeScalars.first! }, "\(message.debugDescription)")
+        #expect(message.wholeMatch(of: /[0-9]+:[0-9]+: .*/) != nil, "\(message.debugDescription)")
+        #expect(message.contains("\\u{"), "\(message.debugDescription)")
+    }
+
     @Test func minimalPolicy() throws {
         let policy = try PolicyLoader.load(text: "[class.primary]\n", file: "min.toml")
         #expect(policy.rules.isEmpty)

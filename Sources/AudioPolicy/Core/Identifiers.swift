@@ -55,19 +55,25 @@ public struct LocatedError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     static func oneLine(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return text }
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
         var out = ""
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+            case _ where isControl(scalar):
                 out += "\\u{" + String(scalar.value, radix: 16) + "}"
             default: out.unicodeScalars.append(scalar)
             }
         }
         return out
+    }
+
+    /// C0 and C1 control characters and Unicode's line and paragraph separators: each breaks a line for
+    /// some reader (NEL, U+0085, does for regular expressions and some terminals; a fuzzed policy had it).
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\u{2028}" || scalar == "\u{2029}"
     }
     public var description: String { "\(location): \(message)" }
 }
