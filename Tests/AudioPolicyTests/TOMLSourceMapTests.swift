@@ -1,5 +1,12 @@
+import Glibc
 import Testing
 @testable import AudioPolicy
+
+/// A closure for a thread of our own.
+private final class ThreadBody {
+    let run: () -> Void
+    init(_ run: @escaping () -> Void) { self.run = run }
+}
 
 @Suite("TOMLSourceMap")
 struct TOMLSourceMapTests {
@@ -104,6 +111,35 @@ struct TOMLSourceMapTests {
         #expect(Self.map.key(["not"]) == nil)
         #expect(Self.map.value(["rule", 2]) == nil)
         #expect(Self.map.key(["rule", 1, "match", "app", 3]) == nil)
+    }
+
+    /// 250 nested arrays and inline tables (toml++ takes up to 256 levels) are mapped on a thread with a
+    /// 256 KiB stack, what a test runner or a small thread gives; the recursive scan once overflowed it.
+    /// What comes after them is still mapped, and what is shallow inside them too.
+    @Test(arguments: [("[", "]"), ("{ a = ", " }")])
+    func deepNestingOnASmallStack(_ open: String, _ close: String) throws {
+        let depth = 250
+        let text = "deep = " + String(repeating: open, count: depth) + "1" + String(repeating: close, count: depth)
+            + "\nafter = 2\n"
+        _ = try TOMLReader.parse(text: text, file: "d.toml") // valid TOML, so the map must cope with it
+        nonisolated(unsafe) var map: TOMLSourceMap?
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        pthread_attr_setstacksize(&attributes, 256 * 1024)
+        var thread = pthread_t()
+        let box = Unmanaged.passRetained(ThreadBody { map = TOMLSourceMap(text: text, file: "d.toml") })
+        #expect(pthread_create(&thread, &attributes, { raw in
+            let body = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
+            body.run()
+            return nil
+        }, box.toOpaque()) == 0)
+        pthread_join(thread, nil)
+        let mapped = try #require(map)
+        #expect(mapped.key(["after"]) == AudioPolicy.SourceLocation(file: "d.toml", line: 2, column: 1))
+        #expect(mapped.value(["deep"]) == AudioPolicy.SourceLocation(file: "d.toml", line: 1, column: 8))
+        // The control: the first levels are mapped as ever.
+        let first: TOMLKeyPath = open == "[" ? ["deep", 0] : ["deep", "a"]
+        #expect(mapped.value(first) == AudioPolicy.SourceLocation(file: "d.toml", line: 1, column: open == "[" ? 9 : 14))
     }
 
     @Test func fallsBackToTheNearestAncestor() {

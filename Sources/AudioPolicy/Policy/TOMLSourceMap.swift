@@ -171,8 +171,18 @@ extension TOMLSourceMap {
             }
         }
 
+        /// Arrays and inline tables nested deeper than this are stepped over without recording what is
+        /// inside: the scan recurses once per level, and toml++ accepts 256 levels, which overflowed the
+        /// stack of a test thread (a fuzzed policy did). No policy or fixture nests more than three.
+        static let maxNesting = 32
+        private var nesting = 0
+
         private mutating func scanValue(at path: TOMLKeyPath) {
             values[path] = location
+            if current == "[" || current == "{", nesting >= Self.maxNesting {
+                skipNested()
+                return
+            }
             switch current {
             case "\"": _ = scanBasicString()
             case "'": _ = scanLiteralString()
@@ -185,6 +195,8 @@ extension TOMLSourceMap {
         }
 
         private mutating func scanArray(at path: TOMLKeyPath) {
+            nesting += 1
+            defer { nesting -= 1 }
             advance()
             var count = 0
             while true {
@@ -206,6 +218,8 @@ extension TOMLSourceMap {
         }
 
         private mutating func scanInlineTable(at path: TOMLKeyPath) {
+            nesting += 1
+            defer { nesting -= 1 }
             advance()
             while true {
                 // TOML 1.0 keeps inline tables on one line; accepting newlines costs nothing.
@@ -219,6 +233,27 @@ extension TOMLSourceMap {
                     advance()
                 default:
                     scanKeyValue(in: path)
+                }
+            }
+        }
+
+        /// Steps over the array or inline table at the cursor, nested ones and strings included, without
+        /// recursing.
+        private mutating func skipNested() {
+            var depth = 0
+            while let scalar = current {
+                switch scalar {
+                case "\"": _ = scanBasicString()
+                case "'": _ = scanLiteralString()
+                case "#": skipTrivia(acrossLines: false)
+                case "[", "{":
+                    depth += 1
+                    advance()
+                case "]", "}":
+                    depth -= 1
+                    advance()
+                    if depth == 0 { return }
+                default: advance()
                 }
             }
         }
