@@ -74,7 +74,7 @@ let package = Package(
         ]),
         // The shell's pure parts (journal format and file, systemd notification address, `top` screen).
         .testTarget(name: "AudioPolicyDaemonTests", dependencies: [
-            "AudioPolicy", "AudioPolicyDaemon", "AudioPolicyTools", "SoundServer", "ControlProtocol",
+            "AudioPolicy", "AudioPolicyDaemon", "AudioPolicyTools", "SoundServer", "ControlProtocol", "EventLoop",
         ]),
     ]
 )
