@@ -5,7 +5,7 @@ import Foundation
 import SoundServer
 
 /// A daemon on its own loop, connected to a ``FakeSoundServer``, with its journal and control socket in
-/// `directory`. No signals are caught and no session bus is needed (without one, players are not paused).
+/// `directory`. No signals are caught and no session bus is used (without one, players are not paused).
 /// The test drives the loop with ``run(until:timeout:)``: the daemon's ramps step on real timers.
 final class DaemonOnFake {
     let loop = MainLoop()
@@ -23,6 +23,11 @@ final class DaemonOnFake {
         daemon.logLevel = .warning
         daemon.onReady = { [unowned self] in self.isReady = true }
         try daemon.start(handlingSignals: false)
+        // Off the session bus even when the environment names one (scripts/test runs a private bus for the
+        // MPRIS tests, whose daemons must get the Now Playing name): as losing the bus leaves it, no retry.
+        daemon.media.players = nil
+        daemon.media.nowPlayingPlayer = nil
+        daemon.media.bus = nil
     }
 
     deinit {
