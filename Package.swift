@@ -72,7 +72,8 @@ let package = Package(
             "AudioPolicy", "AudioPolicyDaemon", "AudioPolicyTools", "EventLoop", "SoundServer", "SessionBus",
             "ControlProtocol", "Fuzzing",
         ]),
-        // The shell's pure parts, no server or bus: journal, systemd notification, `top` screen, main loop, MPRIS matching and messages.
+        // The shell's pure parts, no server or bus: journal, systemd notification, `top` screen, main loop, MPRIS
+        // matching and messages, and actuation and recovery against a fake sound server.
         .testTarget(name: "AudioPolicyDaemonTests", dependencies: [
             "AudioPolicy", "AudioPolicyDaemon", "AudioPolicyTools", "EventLoop", "SoundServer", "SessionBus",
             "ControlProtocol",

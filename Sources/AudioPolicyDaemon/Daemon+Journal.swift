@@ -187,7 +187,7 @@ extension Daemon {
         }
         let summary = outcome.isEmpty ? "nothing to do" : outcome.joined(separator: "; ")
         log.info("journal: restoring \(entries.count) stream(s) left changed: \(summary)")
-        let finish: (PulseConnection) -> Void = { [weak self] connection in
+        let finish: (any StreamServer) -> Void = { [weak self] connection in
             connection.drain { [weak self] in
                 guard let self, self.pulse === connection, connection.isReady else { return }
                 self.report(self.journal.endRecovery(entries))
@@ -206,7 +206,7 @@ extension Daemon {
     /// Writes each entry's own volume and mute back as its saved stream-restore entry (keeping the
     /// saved device), then calls `completion` with the connection the writes went to. Nothing is
     /// written, and `completion` is not called, if the connection is lost first.
-    func repairSaved(_ entries: [JournalEntry], completion: @escaping (PulseConnection) -> Void) {
+    func repairSaved(_ entries: [JournalEntry], completion: @escaping (any StreamServer) -> Void) {
         guard let pulse else { return }
         for entry in entries { journalRepairs.insert(entry.sinkInput) }
         pulse.readSavedEntries { [weak self] saved in

@@ -8,7 +8,7 @@ extension Daemon {
     static func streamID(_ index: UInt32) -> StreamID { StreamID(String(index)) }
 
     func connect() {
-        let pulse = PulseConnection(loop: loop, applicationName: "audio-policyd")
+        let pulse = makeServer(loop)
         pulse.onStateChange = { [unowned self] state in self.serverStateChanged(state) }
         pulse.onInitialStreams = { [unowned self] inputs in self.reconcile(with: inputs) }
         pulse.onStreamAdded = { [unowned self] input in self.streamAdded(input) }

@@ -48,7 +48,10 @@ public final class Daemon {
     /// Reloads the policy file on SIGHUP; nil when running on the embedded default.
     let loadPolicy: ((String) throws -> Policy)?
 
-    var pulse: PulseConnection?
+    /// The sound server connection: a ``PulseConnection`` made by ``makeServer`` (a fake in unit tests).
+    var pulse: (any StreamServer)?
+    /// Makes a new connection for each (re)connect.
+    let makeServer: (MainLoop) -> any StreamServer
     var serverName: String?
     var streams: [UInt32: LiveStream] = [:]
     var ramps = RampStepper()
@@ -95,9 +98,13 @@ public final class Daemon {
     /// Monotonic µs at start: the engine's clock counts milliseconds from here.
     let epoch: UInt64
 
+    /// - Parameter server: makes the connection to the sound server, once per (re)connect; the real
+    ///   ``PulseConnection`` unless a test hands in a fake.
     public init(options: DaemonOptions, loop: MainLoop = MainLoop(),
-                loadPolicy: ((String) throws -> Policy)? = nil) {
+                loadPolicy: ((String) throws -> Policy)? = nil,
+                server: @escaping (MainLoop) -> any StreamServer = Daemon.pulseConnection) {
         self.loop = loop
+        self.makeServer = server
         self.options = options
         self.engine = Engine(policy: options.policy)
         self.loadPolicy = loadPolicy
@@ -108,12 +115,30 @@ public final class Daemon {
         self.log = log
     }
 
+    /// The real sound server: libpulse's connection (to PulseAudio or pipewire-pulse).
+    public static func pulseConnection(loop: MainLoop) -> any StreamServer {
+        PulseConnection(loop: loop, applicationName: "audio-policyd")
+    }
+
     /// Runs until SIGTERM/SIGINT (then restores everything first). Returns the exit code.
     public func run() throws -> Int32 {
+        try start()
+        let code = loop.run()
+        journal.store?.finish()
+        control?.shutdown()
+        control = nil
+        return code
+    }
+
+    /// Sets everything up and starts connecting; the caller runs the loop (``run()``, or a test that
+    /// iterates it). Signals are process-wide: a test that runs several daemons in one process leaves them.
+    func start(handlingSignals: Bool = true) throws {
         timer = MainLoop.Timer(loop: loop) { [unowned self] in self.timerFired() }
         reconnectTimer = MainLoop.Timer(loop: loop) { [unowned self] in self.connect() }
-        signals = try MainLoop.SignalHandler(loop: loop, signals: [SIGTERM, SIGINT, SIGHUP]) { [unowned self] signal in
-            signal == SIGHUP ? self.reloadPolicy() : self.stop()
+        if handlingSignals {
+            signals = try MainLoop.SignalHandler(loop: loop, signals: [SIGTERM, SIGINT, SIGHUP]) { [unowned self] signal in
+                signal == SIGHUP ? self.reloadPolicy() : self.stop()
+            }
         }
         control = try ControlServer(path: options.socketPath) { [loop] fd, readiness, handler in
             MainLoop.IOWatch(loop: loop, fd: fd, events: readiness == .readable ? .readable : .writable) { _ in handler() }
@@ -127,11 +152,6 @@ public final class Daemon {
         openJournal()
         connect()
         startPlayers()
-        let code = loop.run()
-        journal.store?.finish()
-        control?.shutdown()
-        control = nil
-        return code
     }
 
     private func raisePriority() {

@@ -35,7 +35,7 @@ package final class StreamMeters {
     /// Starts measuring a sink input that plays to `sink` (a meter already running is kept); true when a
     /// new meter started, whose verdict will follow.
     @discardableResult
-    package func start(_ index: UInt32, sink: UInt32, on pulse: PulseConnection) -> Bool {
+    package func start(_ index: UInt32, sink: UInt32, on pulse: any StreamServer) -> Bool {
         guard entries[index] == nil else { return false }
         guard let meter = pulse.meter(sinkInput: index, sink: sink, onPeak: { [weak self] peak in
             self?.peak(peak, of: index)

@@ -1,0 +1,202 @@
+import AudioPolicyDaemon
+import Foundation
+import SoundServer
+import Testing
+
+/// The daemon's actuation and recovery against a ``FakeSoundServer``: no sound server, no session bus.
+/// The real-server tests (IntegrationTests: DaemonDuckTests, RecoveryTests, SavedDuckTests) check the
+/// same on PulseAudio and PipeWire; these run everywhere, in seconds.
+@Suite("Daemon against a fake sound server", .serialized)
+struct FakeServerTests {
+    /// The user's own per-channel level of the music (80 %, 70 %).
+    static let own: [UInt32] = [52428, 45875]
+    static let musicKey = "sink-input-by-media-role:music"
+
+    let scratch: ScratchDirectory
+    let server = FakeSoundServer()
+
+    init() throws {
+        scratch = try ScratchDirectory()
+    }
+
+    func startDaemon(name: String = "daemon") throws -> DaemonOnFake {
+        let daemon = try DaemonOnFake(server: server, directory: scratch.url, name: name)
+        try #require(daemon.run(until: { daemon.isReady }), "the daemon never became ready")
+        return daemon
+    }
+
+    func volume(_ index: UInt32) -> ChannelVolumes? { server.streams[index]?.volume }
+
+    func volumeWrites(to index: UInt32, from start: Int = 0) -> [ChannelVolumes] {
+        server.writes[start...].compactMap { if case let .volume(to, volume) = $0, to == index { volume } else { nil } }
+    }
+
+    /// Music playing, the daemon connected, then a navigation prompt: the music ducked by its -20 dB.
+    func duckedByPrompt(_ daemon: DaemonOnFake, music: UInt32) throws -> UInt32 {
+        // The music has played a moment (a stream that starts under a prompt is ducked at once).
+        daemon.run(for: 0.2)
+        let prompt = server.addStream(role: "navigation", application: "Navigator", volume: [65536, 65536])
+        let ducked = daemon.run(until: { volume(music)?.isOffset(by: -20, from: .init(values: Self.own)) == true })
+        try #require(ducked, "the music was not ducked by -20 dB: \(server.writes)")
+        return prompt
+    }
+
+    // MARK: - Ducking and restoring
+
+    @Test("a navigation prompt ducks the music by -20 dB in steps, journal first, and restores it exactly after hold and ramp")
+    func promptDucksAndRestores() throws {
+        let music = server.addStream(role: "music", application: "Music", volume: Self.own)
+        let daemon = try startDaemon()
+        let own = try #require(volume(music))
+        // What the journal said as the first volume write left.
+        var journalAtFirstWrite: [JournalEntry]?
+        server.onWrite = { write in
+            if journalAtFirstWrite == nil, case .volume(music, _) = write {
+                journalAtFirstWrite = DaemonOnFake.journal(at: daemon.journalPath)
+            }
+        }
+        let prompt = try duckedByPrompt(daemon, music: music)
+
+        let recorded = try #require(journalAtFirstWrite?.first { $0.sinkInput == music },
+                                    "no journal entry for the music when its first volume write left")
+        #expect(recorded.ownVolume == own)
+        let down = volumeWrites(to: music)
+        #expect(down.count >= 2, "the duck was a jump, not a ramp: \(down)")
+        #expect(zip(down, down.dropFirst()).allSatisfy { $1.values.sum <= $0.values.sum }, "not stepping down: \(down)")
+        #expect(volumeWrites(to: prompt).isEmpty, "the prompt itself was written")
+        #expect(server.streams[music]?.muted == false)
+
+        let mark = server.writes.count
+        server.removeStream(prompt)
+        let ended = Date()
+        #expect(daemon.run(until: { volume(music) == own }, timeout: 6), "not restored: \(String(describing: volume(music)))")
+        let took = Date().timeIntervalSince(ended)
+        // Navigation: hold 0.5 s, restore ramp 1 s.
+        #expect(took >= 1.3, "restored \(took) s after the prompt ended: no hold and ramp")
+        let up = volumeWrites(to: music, from: mark)
+        #expect(up.count >= 2 && up.last == own, "\(up)")
+        #expect(zip(up, up.dropFirst()).allSatisfy { $1.values.sum >= $0.values.sum }, "not stepping up: \(up)")
+        #expect(daemon.run(until: { daemon.journal.isEmpty }), "the journal kept \(daemon.journal)")
+    }
+
+    @Test("control: a stream of the mix class leaves the music alone")
+    func mixStreamLeavesMusicAlone() throws {
+        let music = server.addStream(role: "music", application: "Music", volume: Self.own)
+        let daemon = try startDaemon()
+        let other = server.addStream(role: "production", application: "DAW", volume: [65536, 65536])
+        daemon.run(for: 1)
+        #expect(volumeWrites(to: music).isEmpty, "\(server.writes)")
+        #expect(volume(music)?.values == Self.own)
+        server.removeStream(other)
+        daemon.run(for: 0.3)
+        #expect(server.writes.isEmpty, "\(server.writes)")
+    }
+
+    @Test("the user sets the music's volume while it is ducked: the daemon stops writing it, and the user's level stays")
+    func userChangesVolumeDuringDuck() throws {
+        let music = server.addStream(role: "music", application: "Music", volume: Self.own)
+        let daemon = try startDaemon()
+        let prompt = try duckedByPrompt(daemon, music: music)
+        // Let the duck ramp finish.
+        daemon.run(for: 0.5)
+        #expect(!volumeWrites(to: music).isEmpty)
+
+        let users: [UInt32] = [39321, 42598]
+        let mark = server.writes.count
+        server.userSetsVolume(music, users)
+        daemon.run(for: 0.3)
+        server.removeStream(prompt)
+        // Past the hold and the restore ramp.
+        daemon.run(for: 2.5)
+        #expect(volume(music)?.values == users, "the user's \(users) became \(String(describing: volume(music)))")
+        #expect(volumeWrites(to: music, from: mark).allSatisfy { $0.values == users },
+                "written over the user's level: \(volumeWrites(to: music, from: mark))")
+        #expect(daemon.run(until: { daemon.journal.isEmpty }), "the journal kept \(daemon.journal)")
+    }
+
+    // MARK: - Recovery
+
+    @Test("killed while ducking: the next start restores the music exactly (control: unless the user set it meanwhile)",
+          arguments: [false, true])
+    func crashRecovery(userSetsItMeanwhile: Bool) throws {
+        let music = server.addStream(role: "music", application: "Music", volume: Self.own)
+        let first = try startDaemon(name: "first")
+        let prompt = try duckedByPrompt(first, music: music)
+        #expect(first.journal.map(\.sinkInput) == [music])
+
+        // Killed: its connection hears nothing more, its loop never runs again. The prompt ends meanwhile.
+        server.dropConnections()
+        server.removeStream(prompt)
+        let users: [UInt32] = [30000, 45000]
+        if userSetsItMeanwhile { server.userSetsVolume(music, users) }
+
+        let mark = server.writes.count
+        let second = try startDaemon(name: "second")
+        if userSetsItMeanwhile {
+            #expect(volume(music)?.values == users, "the user's level was overwritten: \(String(describing: volume(music)))")
+            #expect(volumeWrites(to: music, from: mark).isEmpty, "\(volumeWrites(to: music, from: mark))")
+        } else {
+            #expect(volume(music)?.values == Self.own, "not restored: \(String(describing: volume(music)))")
+            #expect(volumeWrites(to: music, from: mark).map(\.values) == [Self.own], "\(volumeWrites(to: music, from: mark))")
+        }
+        #expect(second.run(until: { second.journal.isEmpty }), "the journal kept \(second.journal)")
+        _ = first
+    }
+
+    @Test("the server goes away mid-duck and the music comes back at the saved duck: repaired to the user's level (control: not a level the user saved meanwhile)",
+          arguments: [false, true])
+    func serverRestartMidDuck(userSavesALevelMeanwhile: Bool) throws {
+        let music = server.addStream(role: "music", application: "Music", volume: Self.own)
+        let daemon = try startDaemon()
+        _ = try duckedByPrompt(daemon, music: music)
+        let savedDuck = try #require(server.saved[Self.musicKey]?.volume)
+        #expect(savedDuck.isOffset(by: -20, from: .init(values: Self.own)), "the fake saved \(savedDuck)")
+
+        server.goAway()
+        #expect(daemon.run(until: { daemon.daemon.connectedServer == nil }))
+        let users = ChannelVolumes(values: [20000, 20000], channelMap: FakeSoundServer.stereo)
+        if userSavesALevelMeanwhile {
+            server.saved[Self.musicKey] = StreamRestoreEntry(name: Self.musicKey, volume: users, muted: false, device: nil)
+        }
+        server.comeBack()
+        // The music app comes back at what the server saved, before the daemon reconnects.
+        let again = server.addStream(role: "music", application: "Music", volume: Self.own)
+        #expect(volume(again) == (userSavesALevelMeanwhile ? users : savedDuck), "the relaunched music did not start at the saved level")
+        let mark = server.writes.count
+        #expect(daemon.run(until: { daemon.daemon.connectedServer != nil }))
+        if userSavesALevelMeanwhile {
+            daemon.run(for: 0.3)
+            #expect(volume(again) == users && volumeWrites(to: again, from: mark).isEmpty,
+                    "the user's own saved level was changed: \(volumeWrites(to: again, from: mark))")
+        } else {
+            #expect(daemon.run(until: { volume(again)?.values == Self.own }), "not repaired: \(String(describing: volume(again)))")
+        }
+        // The gone stream's saved entry is repaired from the journal either way.
+        #expect(daemon.run(until: { server.saved[Self.musicKey]?.volume?.values == Self.own }),
+                "saved entry \(String(describing: server.saved[Self.musicKey]))")
+        #expect(daemon.run(until: { daemon.journal.isEmpty }), "the journal kept \(daemon.journal)")
+    }
+
+    @Test("the music quits while ducked: its saved entry, written at the duck, is repaired to the user's level")
+    func savedEntryRepaired() throws {
+        let music = server.addStream(role: "music", application: "Music", volume: Self.own)
+        let daemon = try startDaemon()
+        _ = try duckedByPrompt(daemon, music: music)
+        let savedDuck = try #require(server.saved[Self.musicKey]?.volume)
+        #expect(savedDuck.isOffset(by: -20, from: .init(values: Self.own)), "the fake saved \(savedDuck)")
+
+        server.removeStream(music)
+        #expect(daemon.run(until: { server.saved[Self.musicKey]?.volume?.values == Self.own }),
+                "saved entry left at \(String(describing: server.saved[Self.musicKey]))")
+        let repair = FakeSoundServer.Write.saved(Self.musicKey, .init(values: Self.own, channelMap: FakeSoundServer.stereo), muted: false)
+        #expect(server.writes.firstIndex(of: repair) != nil, "\(server.writes)")
+        // Control: the prompt's entry was never the daemon's to write.
+        let savedNames = server.writes.compactMap { if case let .saved(name, _, _) = $0 { name } else { nil } }
+        #expect(Set(savedNames) == [Self.musicKey], "\(savedNames)")
+        #expect(daemon.run(until: { daemon.journal.isEmpty }), "the journal kept \(daemon.journal)")
+    }
+}
+
+private extension Array where Element == UInt32 {
+    var sum: UInt64 { reduce(0) { $0 + UInt64($1) } }
+}

@@ -1,0 +1,269 @@
+import EventLoop
+import SoundServer
+
+/// A sound server in memory, for unit tests of the daemon's actuation and recovery without a real one.
+///
+/// It keeps sink inputs (properties, per-channel volume, mute, corked) and a stream-restore table, and
+/// records every write in order. Connections (``connection(loop:)``, the daemon's server factory) hear of
+/// it the way libpulse tells: on the loop, never inside the call that caused it; `.ready`, then the
+/// initial snapshot, then changes, each change marked as the echo of the connection's own write or as
+/// someone else's. Like module-stream-restore, a volume or mute written to a stream is saved for its
+/// restore key, and a new stream with a saved key starts at the saved level.
+final class FakeSoundServer {
+    /// One write a client sent, in the order sent.
+    enum Write: Equatable, CustomStringConvertible {
+        case volume(UInt32, ChannelVolumes)
+        case mute(UInt32, Bool)
+        case saved(String, ChannelVolumes?, muted: Bool)
+
+        var description: String {
+            switch self {
+            case let .volume(index, volume): "volume \(index) \(volume)"
+            case let .mute(index, muted): "mute \(index) \(muted)"
+            case let .saved(name, volume, muted): "saved \(name) \(volume.map { "\($0)" } ?? "-") muted \(muted)"
+            }
+        }
+    }
+
+    private(set) var streams: [UInt32: SinkInput] = [:]
+    /// The stream-restore table, by key.
+    var saved: [String: StreamRestoreEntry] = [:]
+    private(set) var writes: [Write] = []
+    /// Called as each write is sent, before the server applies it.
+    var onWrite: (Write) -> Void = { _ in }
+    private(set) var isUp = true
+    private var connections: [FakeServerConnection] = []
+    private var nextIndex: UInt32 = 1
+
+    /// The daemon's server factory.
+    func connection(loop: MainLoop) -> any StreamServer {
+        let connection = FakeServerConnection(server: self, loop: loop)
+        connections.append(connection)
+        return connection
+    }
+
+    // MARK: - What a test does
+
+    static let stereo: [Int32] = [1, 2]
+
+    /// A new playback stream, at its key's saved level if there is one (else `volume`), of a process of
+    /// its own unless `pid` is given (the engine never lets an app interrupt itself). Returns its index.
+    @discardableResult
+    func addStream(role: String?, application: String, volume: [UInt32], muted: Bool = false,
+                   corked: Bool = false, pid: Int? = nil) -> UInt32 {
+        let index = nextIndex
+        nextIndex += 1
+        let pid = pid ?? 4000 + Int(index)
+        var properties = ["application.name": application, "application.process.id": String(pid),
+                          "media.name": "\(application) stream"]
+        let key = role.map { "sink-input-by-media-role:\($0)" } ?? "sink-input-by-application-name:\(application)"
+        properties["module-stream-restore.id"] = key
+        if let role { properties["media.role"] = role }
+        var level = ChannelVolumes(values: volume, channelMap: Self.stereo)
+        var isMuted = muted
+        if let entry = saved[key] {
+            if let savedVolume = entry.volume, savedVolume.channels == volume.count { level = savedVolume }
+            isMuted = entry.muted
+        }
+        let input = SinkInput(index: index, clientIndex: index + 100, sinkIndex: 0, name: "\(application) stream",
+                              properties: properties, volume: level, muted: isMuted, corked: corked)
+        streams[index] = input
+        for connection in connections { connection.added(input) }
+        return index
+    }
+
+    /// Someone else (the user, a mixer) sets a stream's volume.
+    func userSetsVolume(_ index: UInt32, _ volume: [UInt32]) {
+        apply(index, by: nil) { $0.volume = ChannelVolumes(values: volume, channelMap: Self.stereo) }
+    }
+
+    func removeStream(_ index: UInt32) {
+        guard streams.removeValue(forKey: index) != nil else { return }
+        for connection in connections { connection.removed(index) }
+    }
+
+    /// The server goes away: every connection fails, every stream is gone; the saved table stays.
+    func goAway() {
+        isUp = false
+        streams = [:]
+        for connection in connections { connection.serverWentAway() }
+        connections = []
+    }
+
+    /// The server is back (the daemon's next connect gets through). Streams are added afresh.
+    func comeBack() { isUp = true }
+
+    /// The daemon dies (killed, never stopped): its connection hears nothing more.
+    func dropConnections() { connections = [] }
+
+    // MARK: - For the connections
+
+    fileprivate func write(_ write: Write, from connection: FakeServerConnection) {
+        writes.append(write)
+        onWrite(write)
+        switch write {
+        case let .volume(index, volume): apply(index, by: connection) { $0.volume = volume }
+        case let .mute(index, muted): apply(index, by: connection) { $0.muted = muted }
+        case let .saved(name, volume, muted):
+            saved[name] = StreamRestoreEntry(name: name, volume: volume, muted: muted, device: saved[name]?.device)
+        }
+    }
+
+    private func apply(_ index: UInt32, by writer: FakeServerConnection?, _ change: (inout SinkInput) -> Void) {
+        guard var input = streams[index] else { return }
+        change(&input)
+        streams[index] = input
+        // module-stream-restore saves what clients set, for the stream's key.
+        if let key = input.restoreID {
+            saved[key] = StreamRestoreEntry(name: key, volume: input.volume, muted: input.muted, device: saved[key]?.device)
+        }
+        for connection in connections { connection.changed(input, by: writer) }
+    }
+}
+
+/// One client's connection to a ``FakeSoundServer``: what a ``PulseConnection`` would deliver.
+final class FakeServerConnection: StreamServer {
+    var onStateChange: (PulseConnection.State) -> Void = { _ in }
+    var onInitialStreams: ([SinkInput]) -> Void = { _ in }
+    var onStreamAdded: (SinkInput) -> Void = { _ in }
+    var onStreamChanged: (SinkInput) -> Void = { _ in }
+    var onStreamRemoved: (UInt32) -> Void = { _ in }
+    var onInitialCaptures: ([SourceOutput]) -> Void = { _ in }
+    var onCaptureAdded: (SourceOutput) -> Void = { _ in }
+    var onCaptureChanged: (SourceOutput) -> Void = { _ in }
+    var onCaptureRemoved: (UInt32) -> Void = { _ in }
+    var onError: (String) -> Void = { _ in }
+
+    private(set) var state: PulseConnection.State = .unconnected
+    var isReady: Bool { state == .ready }
+    private(set) var serverDescription: String?
+
+    private unowned let server: FakeSoundServer
+    /// Deliveries waiting for the loop's next turn, in order.
+    private var pending: [() -> Void] = []
+    private var deliveryTimer: MainLoop.Timer?
+    /// What this connection last told of each stream, to tell changes apart as libpulse's tracker does.
+    private var told: [UInt32: SinkInput] = [:]
+    private var snapshotTold = false
+
+    init(server: FakeSoundServer, loop: MainLoop) {
+        self.server = server
+        deliveryTimer = MainLoop.Timer(loop: loop) { [weak self] in self?.deliver() }
+    }
+
+    func connect() {
+        state = .connecting
+        onStateChange(.connecting)
+        post { [self] in
+            guard server.isUp else {
+                state = .failed("Connection refused")
+                return onStateChange(state)
+            }
+            serverDescription = "fake sound server 1.0"
+            state = .ready
+            onStateChange(.ready)
+            let inputs = server.streams.values.sorted { $0.index < $1.index }
+            for input in inputs { told[input.index] = input }
+            snapshotTold = true
+            onInitialStreams(inputs)
+            onInitialCaptures([])
+        }
+    }
+
+    func drain(_ completion: @escaping () -> Void) {
+        guard isReady else { return completion() }
+        post(completion)
+    }
+
+    func setVolume(index: UInt32, volumes: ChannelVolumes) {
+        guard isReady else { return onError("set volume of sink input \(index): not connected") }
+        server.write(.volume(index, volumes), from: self)
+    }
+
+    func setMute(index: UInt32, muted: Bool) {
+        guard isReady else { return onError("set mute of sink input \(index): not connected") }
+        server.write(.mute(index, muted), from: self)
+    }
+
+    func readSavedEntries(completion: @escaping ([StreamRestoreEntry]?) -> Void) {
+        guard isReady else { return completion(nil) }
+        let entries = server.saved.values.sorted { $0.name < $1.name }
+        post { completion(entries) }
+    }
+
+    func writeSavedEntry(name: String, volume: ChannelVolumes, muted: Bool, device: String?,
+                         completion: ((Bool) -> Void)?) {
+        guard isReady else {
+            onError("write stream-restore entry \(name): not connected")
+            completion?(false)
+            return
+        }
+        server.write(.saved(name, volume, muted: muted), from: self)
+        post { completion?(true) }
+    }
+
+    /// No meters: the engine takes what it would measure as audible.
+    func meter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> PeakMeter? { nil }
+
+    // MARK: - From the server
+
+    fileprivate func added(_ input: SinkInput) {
+        guard snapshotTold else { return }
+        post { [self] in
+            told[input.index] = input
+            onStreamAdded(input)
+        }
+    }
+
+    fileprivate func changed(_ input: SinkInput, by writer: FakeServerConnection?) {
+        guard snapshotTold else { return }
+        post { [self] in
+            guard let before = told[input.index] else { return }
+            var delivered = input
+            let volumeChanged = !input.volume.matches(before.volume), muteChanged = input.muted != before.muted
+            if writer === self {
+                delivered.levelChange = volumeChanged || muteChanged ? .ours : .none
+            } else if volumeChanged || muteChanged {
+                delivered.levelChange = .theirs
+                delivered.theirVolume = volumeChanged
+                delivered.theirMute = muteChanged
+            }
+            told[input.index] = input
+            guard !before.sameState(as: input) || delivered.levelChange != .none else { return }
+            onStreamChanged(delivered)
+        }
+    }
+
+    fileprivate func removed(_ index: UInt32) {
+        guard snapshotTold else { return }
+        post { [self] in
+            guard told.removeValue(forKey: index) != nil else { return }
+            onStreamRemoved(index)
+        }
+    }
+
+    fileprivate func serverWentAway() {
+        pending = []
+        told = [:]
+        snapshotTold = false
+        let reason = "Connection terminated"
+        post { [self] in
+            state = .failed(reason)
+            onStateChange(state)
+        }
+    }
+
+    // MARK: - Delivery on the loop
+
+    private func post(_ delivery: @escaping () -> Void) {
+        pending.append(delivery)
+        deliveryTimer?.schedule(after: 0)
+    }
+
+    private func deliver() {
+        while !pending.isEmpty {
+            let next = pending.removeFirst()
+            next()
+        }
+    }
+}
