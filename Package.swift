@@ -1,6 +1,10 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+// Extension members (such as Foundation's on String) only where a file imports their module: a file
+// cannot use Foundation by way of another file's import, so the binary links no Foundation.
+let essentials: [SwiftSetting] = [.enableUpcomingFeature("MemberImportVisibility")]
+
 let package = Package(
     name: "audio-policyd",
     platforms: [.macOS(.v13)],
@@ -30,17 +34,20 @@ let package = Package(
         .target(
             name: "AudioPolicy",
             dependencies: [.product(name: "TOMLKit", package: "TOMLKit")],
-            resources: []
+            resources: [],
+            swiftSettings: essentials
         ),
         // The imperative shell: PulseAudio backend, control socket, ramps, wiring.
         .target(
             name: "AudioPolicyDaemon",
-            dependencies: ["AudioPolicy", "CPulse", "CDBus", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["AudioPolicy", "CPulse", "CDBus", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: essentials
         ),
         // Clients of the daemon, through the daemon library's public interface only: `top`, the benchmarks.
         .target(
             name: "AudioPolicyTools",
-            dependencies: ["AudioPolicy", "AudioPolicyDaemon", "CPulse", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["AudioPolicy", "AudioPolicyDaemon", "CPulse", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: essentials
         ),
         .executableTarget(
             name: "audio-policyd",
@@ -49,7 +56,8 @@ let package = Package(
                 "AudioPolicyDaemon",
                 "AudioPolicyTools",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            swiftSettings: essentials
         ),
         // The fuzzers' seeded generator and settings (FUZZ_SEED, FUZZ_SCALE), shared by the test targets.
         .target(name: "Fuzzing", dependencies: ["AudioPolicy"], path: "Tests/Fuzzing"),

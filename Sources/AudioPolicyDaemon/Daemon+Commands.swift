@@ -1,5 +1,7 @@
 import AudioPolicy
-import Foundation
+import FoundationEssentials
+import Glibc
+import Logging
 
 /// Carrying out the engine's commands on the sound server and the players, journal first.
 extension Daemon {

@@ -1,5 +1,7 @@
 import AudioPolicy
-import Foundation
+import FoundationEssentials
+import Glibc
+import Logging
 
 /// Hooks on the control socket beyond `begin`/`end`: `claim` (a player without MPRIS takes Now Playing
 /// and its commands over the socket), `playback` (its state), `subscribe` (event lines), and the

@@ -1,5 +1,7 @@
 import AudioPolicy
-import Foundation
+import FoundationEssentials
+import Glibc
+import Logging
 
 /// The crash-safe journal in the daemon: written before a stream is changed, cleared once it is put
 /// back, and replayed after a crash or a sound server restart so nothing stays ducked or muted.

@@ -1,4 +1,5 @@
 import AudioPolicy
+import Logging
 
 /// Measuring streams' sound and following microphones, for the engine.
 extension Daemon {

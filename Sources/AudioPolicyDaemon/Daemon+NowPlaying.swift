@@ -1,5 +1,7 @@
 import AudioPolicy
-import Foundation
+import FoundationEssentials
+import Glibc
+import Logging
 
 /// Now Playing: who owns it (the engine decides), what `status` and `now-playing` show, and our own
 /// MPRIS player that mirrors the owner and forwards remote commands to it.

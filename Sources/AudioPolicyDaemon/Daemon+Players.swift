@@ -1,5 +1,7 @@
 import AudioPolicy
-import Foundation
+import FoundationEssentials
+import Glibc
+import Logging
 
 /// What the daemon knows of media players and of the hooks that talk to it: the session bus, the
 /// MPRIS players on it, which stream each player plays, our own Now Playing player, claims and

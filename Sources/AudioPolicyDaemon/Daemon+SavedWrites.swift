@@ -1,4 +1,5 @@
 import AudioPolicy
+import Logging
 
 /// A new stream that the server started at a level it saved from one of our ducks or fades (see
 /// ``SavedWrites``): its own level is the one that duck was taken from, not the duck.

@@ -1,5 +1,7 @@
 import AudioPolicy
-import Foundation
+import FoundationEssentials
+import Glibc
+import Logging
 
 /// The sound server side: connecting, reconnecting, and turning sink-input news into engine events.
 extension Daemon {

@@ -1,5 +1,6 @@
 import AudioPolicy
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 
 /// What `audio-policyd run` was asked for.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioPolicyDaemon
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Asks the running daemon for its status, for the commands that show it.
 enum DaemonStatus {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioPolicyDaemon
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `audio-policyd now-playing`: which app owns Now Playing, and its player.
 struct NowPlaying: ParsableCommand {

@@ -1,7 +1,8 @@
 import ArgumentParser
 import AudioPolicyDaemon
 import AudioPolicyTools
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `audio-policyd top`: a live view of the running daemon.
 struct Top: ParsableCommand {

@@ -127,7 +127,7 @@ struct Journal {
             lastFailure = nil
             return nil
         } catch {
-            message = "cannot write the journal \(store.path): \(error.localizedDescription)"
+            message = "cannot write the journal \(store.path): \(errorMessage(error))"
         }
         defer { lastFailure = message }
         return lastFailure == message ? nil : message

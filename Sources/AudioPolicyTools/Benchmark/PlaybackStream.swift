@@ -1,6 +1,7 @@
 import AudioPolicyDaemon
 import CPulse
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One generated playback stream on a libpulse context: silence or a tone, optionally created corked
 /// and at a volume of its own.

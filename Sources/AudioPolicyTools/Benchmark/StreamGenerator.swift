@@ -1,6 +1,7 @@
 import AudioPolicyDaemon
 import CPulse
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The benchmark's "other streams": `count` playback streams from one client connection (PulseAudio
 /// takes at most 64 clients; pipewire-pulse has no server-side generator), playing silence, or held

@@ -29,4 +29,5 @@ public struct SoakRandom: RandomNumberGenerator {
     }
 }
 
-import Foundation
+import FoundationEssentials
+import Glibc

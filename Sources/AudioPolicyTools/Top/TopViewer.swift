@@ -1,6 +1,7 @@
 import AudioPolicyDaemon
 import AudioPolicy
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `audio-policyd top`: the daemon's status, live, in the terminal.
 ///
