@@ -1,6 +1,10 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+// Extension members (such as Foundation's on String) only where a file imports their module: a file
+// cannot use Foundation by way of another file's import, so the binary links no Foundation.
+let essentials: [SwiftSetting] = [.enableUpcomingFeature("MemberImportVisibility")]
+
 let package = Package(
     name: "audio-policyd",
     platforms: [.macOS(.v13)],
@@ -30,29 +34,35 @@ let package = Package(
         .target(
             name: "AudioPolicy",
             dependencies: [.product(name: "TOMLKit", package: "TOMLKit")],
-            resources: []
+            resources: [],
+            swiftSettings: essentials
         ),
+        // What FoundationEssentials lacks and the shell needs (printf formatting, path strings, a condition
+        // variable): nothing links Foundation, which would load ICU into the daemon.
+        .target(name: "FoundationGaps", swiftSettings: essentials),
         // The one thread's event loop (libpulse's pa_mainloop): timers, descriptor watches, signals.
-        .target(name: "EventLoop", dependencies: ["CPulse"]),
+        .target(name: "EventLoop", dependencies: ["CPulse"], swiftSettings: essentials),
         // The sound server through libpulse: stream snapshots in, volume/mute/stream-restore writes out, peak meters.
-        .target(name: "SoundServer", dependencies: ["CPulse", "EventLoop"]),
+        .target(name: "SoundServer", dependencies: ["CPulse", "EventLoop"], swiftSettings: essentials),
         // The D-Bus session bus on the event loop: MPRIS players followed, our own Now Playing player served.
-        .target(name: "SessionBus", dependencies: ["CDBus", "EventLoop"]),
+        .target(name: "SessionBus", dependencies: ["CDBus", "EventLoop", "FoundationGaps"], swiftSettings: essentials),
         // The control socket's JSON-lines protocol: requests, replies, events, status, the client and the server.
-        .target(name: "ControlProtocol", dependencies: ["AudioPolicy"]),
+        .target(name: "ControlProtocol", dependencies: ["AudioPolicy", "FoundationGaps"], swiftSettings: essentials),
         // The imperative shell: wires engine, sound server, session bus and control socket; ramps, journal, service.
         .target(
             name: "AudioPolicyDaemon",
             dependencies: [
-                "AudioPolicy", "EventLoop", "SoundServer", "SessionBus", "ControlProtocol",
+                "AudioPolicy", "EventLoop", "SoundServer", "SessionBus", "ControlProtocol", "FoundationGaps",
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: essentials
         ),
         // Clients of the daemon, through the libraries' public interfaces only: `top`, the benchmarks, the soak.
         .target(
             name: "AudioPolicyTools",
             dependencies: ["AudioPolicy", "AudioPolicyDaemon", "EventLoop", "SoundServer", "ControlProtocol", "CPulse",
-                           .product(name: "Logging", package: "swift-log")]
+                           "FoundationGaps", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: essentials
         ),
         .executableTarget(
             name: "audio-policyd",
@@ -62,8 +72,10 @@ let package = Package(
                 "AudioPolicyTools",
                 "EventLoop",
                 "ControlProtocol",
+                "FoundationGaps",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            swiftSettings: essentials
         ),
         // The fuzzers' seeded generator and settings (FUZZ_SEED, FUZZ_SCALE), shared by the test targets.
         .target(name: "Fuzzing", dependencies: ["AudioPolicy"], path: "Tests/Fuzzing"),

@@ -1,6 +1,9 @@
 import AudioPolicy
 import EventLoop
-import Foundation
+import FoundationEssentials
+import Glibc
+import Logging
+import SoundServer
 
 /// Carrying out the engine's commands on the sound server and the players, journal first.
 extension Daemon {

@@ -1,6 +1,9 @@
 import AudioPolicy
 import ControlProtocol
-import Foundation
+import FoundationEssentials
+import Glibc
+import Logging
+import SoundServer
 
 /// Requests on the control socket: `status`, and interruptions begun and ended by hooks (the other
 /// hooks, `claim`, `playback` and `subscribe`, are in Daemon+Hooks).
@@ -116,7 +119,7 @@ extension Daemon {
         case let DecodingError.dataCorrupted(context):
             // Foundation's decoder calls a number a field cannot hold (`"pid": 1e10`) "not valid JSON",
             // with no key: say what it is when the line is JSON after all.
-            if context.codingPath.isEmpty, (try? JSONSerialization.jsonObject(with: Data(line.utf8))) != nil {
+            if context.codingPath.isEmpty, (try? JSONDecoder().decode(AnyJSON.self, from: Data(line.utf8))) != nil {
                 return "a number out of range for its field (pid: a 32-bit process id, id: 64 bits or a double)"
             }
             return context.debugDescription
@@ -124,6 +127,30 @@ extension Daemon {
         case let DecodingError.typeMismatch(_, context):
             return "wrong type at \"\(context.codingPath.map(\.stringValue).joined(separator: "."))\""
         default: return "\(error)"
+        }
+    }
+}
+
+/// Any JSON value, decoded only to learn whether a text is JSON.
+private struct AnyJSON: Decodable {
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    init(from decoder: Decoder) throws {
+        if let object = try? decoder.container(keyedBy: Key.self) {
+            for key in object.allKeys { _ = try object.decode(AnyJSON.self, forKey: key) }
+        } else if var array = try? decoder.unkeyedContainer() {
+            while !array.isAtEnd { _ = try array.decode(AnyJSON.self) }
+        } else {
+            let value = try decoder.singleValueContainer()
+            if value.decodeNil() || (try? value.decode(Bool.self)) != nil || (try? value.decode(Double.self)) != nil {
+                return
+            }
+            _ = try value.decode(String.self)
         }
     }
 }

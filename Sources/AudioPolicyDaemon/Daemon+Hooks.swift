@@ -1,6 +1,8 @@
 import AudioPolicy
 import ControlProtocol
-import Foundation
+import FoundationEssentials
+import Glibc
+import Logging
 import SessionBus
 
 /// Hooks on the control socket beyond `begin`/`end`: `claim` (a player without MPRIS takes Now Playing

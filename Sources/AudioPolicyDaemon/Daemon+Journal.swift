@@ -1,7 +1,9 @@
 import AudioPolicy
 import ControlProtocol
 import EventLoop
-import Foundation
+import FoundationEssentials
+import Glibc
+import Logging
 import SoundServer
 
 /// The crash-safe journal in the daemon: written before a stream is changed, cleared once it is put

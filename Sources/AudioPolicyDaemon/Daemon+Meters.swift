@@ -1,5 +1,6 @@
 import AudioPolicy
 import EventLoop
+import Logging
 import SoundServer
 
 /// Measuring streams' sound and following microphones, for the engine.

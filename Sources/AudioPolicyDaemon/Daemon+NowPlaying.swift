@@ -1,7 +1,10 @@
 import AudioPolicy
 import ControlProtocol
-import Foundation
+import FoundationEssentials
+import Glibc
+import Logging
 import SessionBus
+import SoundServer
 
 /// Now Playing: who owns it (the engine decides), what `status` and `now-playing` show, and our own
 /// MPRIS player that mirrors the owner and forwards remote commands to it.

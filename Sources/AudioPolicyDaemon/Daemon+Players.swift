@@ -1,7 +1,9 @@
 import AudioPolicy
 import ControlProtocol
 import EventLoop
-import Foundation
+import FoundationEssentials
+import Glibc
+import Logging
 import SessionBus
 import SoundServer
 

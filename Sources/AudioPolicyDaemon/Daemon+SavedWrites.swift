@@ -1,4 +1,5 @@
 import AudioPolicy
+import Logging
 import SoundServer
 
 /// A new stream that the server started at a level it saved from one of our ducks or fades (see

@@ -1,6 +1,9 @@
 import AudioPolicy
 import EventLoop
-import Foundation
+import FoundationEssentials
+import Glibc
+import Logging
+import SessionBus
 import SoundServer
 
 /// The sound server side: connecting, reconnecting, and turning sink-input news into engine events.

@@ -1,7 +1,8 @@
 import AudioPolicy
 import ControlProtocol
 import EventLoop
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import SoundServer
 

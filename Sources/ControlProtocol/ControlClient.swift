@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A client of the control socket, for `status` and the hooks: one request, one reply.
 public final class ControlClient {
@@ -9,7 +10,7 @@ public final class ControlClient {
         fd = try UnixSocketAddress.connect(to: path)
     }
 
-    deinit { Foundation.close(fd) }
+    deinit { Glibc.close(fd) }
 
     /// The connection's socket, for a caller that waits for event lines on its own loop.
     public var descriptor: Int32 { fd }
@@ -28,7 +29,7 @@ public final class ControlClient {
         try data.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
-                let sent = Foundation.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+                let sent = Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
                 guard sent > 0 else { throw SystemCallError.current("send") }
                 offset += sent
             }

@@ -1,5 +1,6 @@
 import AudioPolicy
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One request on the control socket: a JSON object on one line.
 ///

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension ControlServer {
     /// One client of the control socket, as the server keeps it: its socket, the bytes it sent that are
@@ -46,7 +47,7 @@ extension ControlServer {
         deinit {
             readWatch = nil
             writeWatch = nil
-            Foundation.close(fd)
+            Glibc.close(fd)
         }
 
         /// Keeps what a read brought (dropping the lines already taken first).
@@ -86,7 +87,7 @@ extension ControlServer {
         func flush() -> Bool {
             while !output.isEmpty {
                 let sent = output.withUnsafeBytes { raw in
-                    Foundation.send(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                    Glibc.send(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
                 }
                 if sent > 0 {
                     output.removeSubrange(output.startIndex..<(output.startIndex + sent))

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import FoundationGaps
+import Glibc
 
 /// The daemon's control socket: a Unix stream socket (mode 0600) speaking JSON lines.
 ///
@@ -59,7 +61,7 @@ public final class ControlServer {
     public init(path: String, watch: @escaping Watch) throws {
         self.path = path
         self.watch = watch
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = path.pathFolder
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
@@ -69,14 +71,14 @@ public final class ControlServer {
         do {
             address = try UnixSocketAddress(path: path)
         } catch {
-            Foundation.close(listener)
+            Glibc.close(listener)
             throw error
         }
         let bound = address.withSocketAddress { bind(listener, $0, $1) }
         // A deep backlog: hooks fired together (200 at once in the tests) wait in it, not in connect.
         guard bound == 0, chmod(path, 0o600) == 0, listen(listener, 512) == 0 else {
             let error = SystemCallError.current("bind \(path)")
-            Foundation.close(listener)
+            Glibc.close(listener)
             throw error
         }
         listenerWatch = watch(listener, .readable) { [weak self] in self?.acceptClients() }
@@ -85,7 +87,7 @@ public final class ControlServer {
     deinit {
         clients.removeAll()
         listenerWatch = nil
-        Foundation.close(listener)
+        Glibc.close(listener)
         unlink(path)
     }
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Where the daemon listens: `$XDG_RUNTIME_DIR/audio-policyd/control` (a private folder, mode 0700).
 public enum ControlSocketPath {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Nothing answers on the control socket: no daemon runs there (or it is not ours to reach).
 public struct DaemonUnreachable: Error, CustomStringConvertible, Sendable {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Who is at the other end of a Unix socket (`SO_PEERCRED`): the process, user and group the kernel
 /// recorded when it connected.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A system call that failed: which one, on what, and the system's reason (`errno`). Unlike a
 /// `POSIXError` built with a description in its user info (which Foundation on Linux drops), its

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A filesystem `sockaddr_un`, for the control socket's server and clients.
 public struct UnixSocketAddress {
@@ -28,9 +29,9 @@ public struct UnixSocketAddress {
         let address = try UnixSocketAddress(path: path)
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw SystemCallError.current("socket") }
-        guard address.withSocketAddress({ Foundation.connect(fd, $0, $1) }) == 0 else {
+        guard address.withSocketAddress({ Glibc.connect(fd, $0, $1) }) == 0 else {
             let error = DaemonUnreachable(path: path, reason: String(cString: strerror(errno)))
-            Foundation.close(fd)
+            Glibc.close(fd)
             throw error
         }
         return fd

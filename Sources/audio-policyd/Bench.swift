@@ -1,7 +1,10 @@
 import ArgumentParser
 import AudioPolicy
 import AudioPolicyTools
-import Foundation
+import Dispatch
+import FoundationEssentials
+import FoundationGaps
+import Glibc
 
 /// `audio-policyd bench`: the figures the README quotes.
 struct Bench: ParsableCommand {
@@ -32,7 +35,7 @@ struct Bench: ParsableCommand {
             + "\(EngineBenchmark.decisionTimes(streams: streams, background: true))")
         if FileManager.default.fileExists(atPath: fixtures) {
             let (count, seconds) = try fixtureThroughput()
-            print(String(format: "fixtures: %d replays in %.1f ms (%.0f fixtures/s)", count, seconds * 1000,
+            print(String(printf: "fixtures: %d replays in %.1f ms (%.0f fixtures/s)", count, seconds * 1000,
                          Double(count) / seconds))
         }
         guard !noLive else { return }
@@ -51,7 +54,7 @@ struct Bench: ParsableCommand {
         print("    of which the daemon, answer in hand -> requests sent (µs): "
             + (result.daemonShare.map(String.init(describing:)) ?? "no samples"))
         print("  idle wake-ups with \(result.streams) streams \(result.corked ? "alive" : "playing"): \(result.idleWakeups) in \(result.idleSeconds) s")
-        print(String(format: "  a silent screen-reader stream open next to the music (measured): %.1f wake-ups/s, %.2f ms CPU/s",
+        print(String(printf: "  a silent screen-reader stream open next to the music (measured): %.1f wake-ups/s, %.2f ms CPU/s",
                      result.measuredWakeupsPerSecond, result.measuredCPUMillisecondsPerSecond))
         print("  a phrase after silence in an open stream, first loud peak -> duck requests (µs): "
             + (result.audibleDaemonShare.map(String.init(describing:)) ?? "no samples"))

@@ -1,6 +1,9 @@
 import ArgumentParser
 import AudioPolicy
-import Foundation
+import AudioPolicyDaemon
+import FoundationEssentials
+import FoundationGaps
+import Glibc
 
 /// `audio-policyd check POLICY...`: validates policy files, reporting every error with its position.
 struct Check: ParsableCommand {
@@ -18,7 +21,7 @@ struct Check: ParsableCommand {
             do {
                 _ = try PolicyFile.load(path: path)
                 // Unbuffered, so `ok` lines and errors keep their order when both go to one file.
-                FileHandle.standardOutput.write(Data("\(path): ok\n".utf8))
+                StandardStream.output.write("\(path): ok\n")
             } catch {
                 printErrors(error)
                 failed = true

@@ -1,6 +1,8 @@
 import ArgumentParser
+import AudioPolicyDaemon
 import ControlProtocol
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Asks the running daemon for its status, for the commands that show it.
 enum DaemonStatus {

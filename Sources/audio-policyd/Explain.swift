@@ -1,6 +1,9 @@
 import ArgumentParser
 import AudioPolicy
-import Foundation
+import AudioPolicyDaemon
+import FoundationEssentials
+import FoundationGaps
+import Glibc
 
 /// `audio-policyd explain -p KEY=VALUE ...`: what the policy does with a stream of these properties.
 struct Explain: ParsableCommand {
@@ -98,7 +101,7 @@ struct Explanation: Encodable {
             ("class", className),
             ("kind", kind.rawValue),
             ("priority", "\(priority)"),
-            ("duck", String(format: "%.1f dB (linear %.3f)", duck.decibels, duck.linear)),
+            ("duck", String(printf: "%.1f dB (linear %.3f)", duck.decibels, duck.linear)),
         ]
         if let grace { lines.append(("grace", "\(grace) ms of sound")) }
         lines += [
@@ -110,7 +113,7 @@ struct Explanation: Encodable {
             ("interrupts", list(interrupts)),
             ("interrupted by", list(interruptedBy)),
         ]
-        return lines.map { ($0.0 + ":").padding(toLength: 16, withPad: " ", startingAt: 0) + $0.1 }
+        return lines.map { ($0.0 + ":").padded(to: 16) + $0.1 }
             .joined(separator: "\n")
     }
 

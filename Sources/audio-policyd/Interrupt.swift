@@ -1,6 +1,9 @@
 import ArgumentParser
+import AudioPolicyDaemon
 import ControlProtocol
-import Foundation
+import FoundationEssentials
+import FoundationGaps
+import Glibc
 import Synchronization
 
 /// `audio-policyd interrupt --class short -- COMMAND...`: an interruption for as long as a command runs.
@@ -53,7 +56,7 @@ struct Interrupt: ParsableCommand {
 
     func run() throws {
         let arguments = command.first == "--" ? Array(command.dropFirst()) : command
-        let connection = try begin(name: app ?? arguments.first.map { ($0 as NSString).lastPathComponent } ?? "interrupt")
+        let connection = try begin(name: app ?? arguments.first.map { $0.pathLastComponent } ?? "interrupt")
         let code: Int32
         if arguments.isEmpty {
             code = Self.waitForEnd()
@@ -96,7 +99,7 @@ struct Interrupt: ParsableCommand {
     }
 
     private static func warn(_ text: String) {
-        FileHandle.standardError.write(Data("audio-policyd interrupt: \(text)\n".utf8))
+        StandardStream.error.write("audio-policyd interrupt: \(text)\n")
     }
 
     // MARK: - The command

@@ -1,7 +1,10 @@
 import ArgumentParser
 import AudioPolicy
+import AudioPolicyDaemon
 import ControlProtocol
-import Foundation
+import FoundationEssentials
+import FoundationGaps
+import Glibc
 
 /// `audio-policyd monitor`: the daemon's events, live.
 struct Monitor: ParsableCommand {
@@ -32,12 +35,12 @@ struct Monitor: ParsableCommand {
             do {
                 line = try client.readLine()
             } catch {
-                FileHandle.standardError.write(Data("audio-policyd monitor: the daemon closed the connection\n".utf8))
+                StandardStream.error.write("audio-policyd monitor: the daemon closed the connection\n")
                 throw ExitCode.failure
             }
             let text = json ? line : (try? decoder.decode(ControlEvent.self, from: Data(line.utf8))).map(Self.describe) ?? line
             // Unbuffered: a pipe reader sees each event as it happens.
-            FileHandle.standardOutput.write(Data((text + "\n").utf8))
+            StandardStream.output.write((text + "\n"))
         }
     }
 
@@ -79,6 +82,6 @@ struct Monitor: ParsableCommand {
         var seconds = now.tv_sec
         var parts = tm()
         localtime_r(&seconds, &parts)
-        return String(format: "%02d:%02d:%02d.%03d", parts.tm_hour, parts.tm_min, parts.tm_sec, now.tv_nsec / 1_000_000)
+        return String(printf: "%02d:%02d:%02d.%03d", parts.tm_hour, parts.tm_min, parts.tm_sec, now.tv_nsec / 1_000_000)
     }
 }

@@ -1,5 +1,8 @@
 import ArgumentParser
-import Foundation
+import AudioPolicyDaemon
+import ControlProtocol
+import FoundationEssentials
+import Glibc
 
 /// `audio-policyd now-playing`: which app owns Now Playing, and its player.
 struct NowPlaying: ParsableCommand {

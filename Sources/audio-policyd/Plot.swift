@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioPolicy
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `audio-policyd plot FIXTURE -o FILE.svg`: draws a fixture's replay as a timeline picture.
 ///

@@ -1,5 +1,8 @@
 import AudioPolicy
-import Foundation
+import AudioPolicyDaemon
+import FoundationEssentials
+import FoundationGaps
+import Glibc
 
 /// Reads policy files for the subcommands: a path, or the embedded default when there is none.
 enum PolicyFile {
@@ -45,6 +48,6 @@ enum PolicyFile {
 /// Writes each error as `FILE:LINE:COLUMN: message` on standard error.
 func printErrors(_ errors: LocatedErrors) {
     for error in errors.errors {
-        FileHandle.standardError.write(Data((error.description + "\n").utf8))
+        StandardStream.error.write((error.description + "\n"))
     }
 }

@@ -1,8 +1,11 @@
 import ArgumentParser
 import AudioPolicy
+import AudioPolicyDaemon
 import ControlProtocol
 import EventLoop
-import Foundation
+import FoundationEssentials
+import FoundationGaps
+import Glibc
 
 /// `audio-policyd record`: the live session as a fixture, to replay with `test` or attach to a bug report.
 struct Record: ParsableCommand {
@@ -61,7 +64,7 @@ struct Record: ParsableCommand {
                 loop.quit(1)
             }
         }
-        FileHandle.standardError.write(Data("audio-policyd record: recording; Ctrl-C ends it\n".utf8))
+        StandardStream.error.write("audio-policyd record: recording; Ctrl-C ends it\n")
         let timer = MainLoop.Timer(loop: loop) { loop.quit(0) }
         if let duration { timer.schedule(after: UInt64(duration * 1_000_000)) }
         let code = loop.run()
@@ -70,19 +73,19 @@ struct Record: ParsableCommand {
 
         let seconds = Date().timeIntervalSince(started)
         let description = "Recorded by audio-policyd record: \(recording.eventCount) events over "
-            + String(format: "%.1f", seconds) + " s"
+            + String(printf: "%.1f", seconds) + " s"
         let text = recording.text(description: description,
                                   policy: policy.flatMap { $0.hasPrefix("/") ? $0 : nil })
         if let output {
             let temporary = output + ".partial"
             try text.write(toFile: temporary, atomically: false, encoding: .utf8)
             guard rename(temporary, output) == 0 else { throw ValidationError("cannot write \(output): \(String(cString: strerror(errno)))") }
-            FileHandle.standardError.write(Data("audio-policyd record: \(recording.eventCount) events in \(output)\n".utf8))
+            StandardStream.error.write("audio-policyd record: \(recording.eventCount) events in \(output)\n")
         } else {
-            FileHandle.standardOutput.write(Data(text.utf8))
+            StandardStream.output.write(text)
         }
         if daemonLeft {
-            FileHandle.standardError.write(Data("audio-policyd record: the daemon closed the connection\n".utf8))
+            StandardStream.error.write("audio-policyd record: the daemon closed the connection\n")
             throw ExitCode.failure
         }
     }

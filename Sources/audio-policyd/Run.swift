@@ -1,7 +1,8 @@
 import ArgumentParser
 import AudioPolicy
 import AudioPolicyDaemon
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `audio-policyd run`: the daemon, in the foreground.
 struct Run: ParsableCommand {

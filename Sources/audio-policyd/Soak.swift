@@ -1,6 +1,8 @@
 import ArgumentParser
 import AudioPolicyTools
-import Foundation
+import FoundationEssentials
+import FoundationGaps
+import Glibc
 
 /// `audio-policyd soak`: minutes of churn on the real sound server, with the daemon's promise checked
 /// at quiet moments (see ``SoakRun``). It starts the daemon itself, kills it, restarts the server with
@@ -105,7 +107,7 @@ struct Soak: ParsableCommand {
 
     /// One line on standard output at once (unbuffered: progress of a long run, also when piped).
     static func say(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        StandardStream.output.write((line + "\n"))
     }
 
     /// Seconds in `text`: `90`, `90s`, `10m`, `1h`, `1.5m`.

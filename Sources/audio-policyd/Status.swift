@@ -1,7 +1,10 @@
 import ArgumentParser
 import AudioPolicy
+import AudioPolicyDaemon
 import ControlProtocol
-import Foundation
+import FoundationEssentials
+import FoundationGaps
+import Glibc
 
 /// `audio-policyd status`: what the running daemon is doing to every stream.
 struct Status: ParsableCommand {
@@ -28,7 +31,7 @@ struct Status: ParsableCommand {
              stream.class + (stream.spoken ? " (spoken)" : ""),
              stream.state.rawValue + (stream.muted ? " (muted)" : ""),
              Self.sound(stream),
-             String(format: "%.2f", stream.factor), stream.rule]
+             String(printf: "%.2f", stream.factor), stream.rule]
         }
         printTable([header] + rows)
     }
@@ -46,7 +49,7 @@ func printTable(_ rows: [[String]]) {
     let widths = first.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
     for row in rows {
         print(row.enumerated().map { column, cell in
-            column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            column == row.count - 1 ? cell : cell.padded(to: widths[column])
         }.joined(separator: "  "))
     }
 }

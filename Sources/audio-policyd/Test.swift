@@ -1,6 +1,9 @@
 import ArgumentParser
 import AudioPolicy
-import Foundation
+import AudioPolicyDaemon
+import FoundationEssentials
+import FoundationGaps
+import Glibc
 
 /// `audio-policyd test`: replays fixtures against the engine with a virtual clock.
 struct Test: ParsableCommand {
@@ -53,7 +56,7 @@ struct Test: ParsableCommand {
             let names = TimelineFile.names(for: paths)
             for (name, replay) in zip(names, replays) {
                 guard case let .success(replay) = replay, let picture = replay.timeline else { continue }
-                try TimelineFile.write(picture, to: (folder as NSString).appendingPathComponent(name))
+                try TimelineFile.write(picture, to: folder.appendingPath(name))
             }
         }
         let results = replays.map { $0.map(\.result) }
@@ -102,16 +105,16 @@ enum FixtureFiles {
     static func expand(_ paths: [String]) throws -> [String] {
         var files: [String] = []
         for path in paths {
-            var isDirectory: ObjCBool = false
+            var isDirectory = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
                 throw ValidationError("no such fixture file or folder: \(path)")
             }
-            guard isDirectory.boolValue else {
+            guard isDirectory else {
                 files.append(path)
                 continue
             }
-            let found = FileManager.default.enumerator(atPath: path)?.compactMap { $0 as? String } ?? []
-            files += found.filter { $0.hasSuffix(".toml") }.sorted().map { (path as NSString).appendingPathComponent($0) }
+            let found = (try? FileManager.default.subpathsOfDirectory(atPath: path)) ?? []
+            files += found.filter { $0.hasSuffix(".toml") }.sorted().map { path.appendingPath($0) }
         }
         return files
     }
@@ -129,8 +132,8 @@ struct PolicyCache {
         if let override {
             path = override
         } else if let relative = fixture.policyPath {
-            let folder = (fixture.file as NSString).deletingLastPathComponent
-            path = relative.hasPrefix("/") ? relative : (folder as NSString).appendingPathComponent(relative)
+            let folder = fixture.file.pathFolder
+            path = relative.hasPrefix("/") ? relative : folder.appendingPath(relative)
         } else {
             path = nil
         }

@@ -1,12 +1,15 @@
 import ArgumentParser
 import AudioPolicy
-import Foundation
+import AudioPolicyDaemon
+import FoundationEssentials
+import FoundationGaps
+import Glibc
 
 /// Timeline pictures on disk, for `plot` and `test --timeline`: named after their fixture.
 enum TimelineFile {
     /// `navigation-ducks-and-restores.svg` for `…/short/navigation-ducks-and-restores.toml`.
     static func name(for fixture: String) -> String {
-        var name = (fixture as NSString).lastPathComponent
+        var name = fixture.pathLastComponent
         if name.hasSuffix(".toml") { name.removeLast(5) }
         return name + ".svg"
     }
@@ -17,10 +20,10 @@ enum TimelineFile {
         do {
             try Data(TimelineSVG(timeline).render().utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
-            let folder = (path as NSString).deletingLastPathComponent
+            let folder = path.pathFolder
             let reason = folder.isEmpty || FileManager.default.fileExists(atPath: folder)
-                ? error.localizedDescription : "no such folder \(folder)"
-            FileHandle.standardError.write(Data("\(path): cannot write: \(reason)\n".utf8))
+                ? errorMessage(error) : "no such folder \(folder)"
+            StandardStream.error.write("\(path): cannot write: \(reason)\n")
             throw ExitCode.failure
         }
     }
@@ -37,7 +40,7 @@ extension TimelineFile {
         return zip(fixtures, plain).map { fixture, name in
             var unique = name
             if counts[name, default: 0] > 1 {
-                let folder = ((fixture as NSString).deletingLastPathComponent as NSString).lastPathComponent
+                let folder = fixture.pathFolder.pathLastComponent
                 unique = folder.isEmpty ? name : "\(folder)-\(name)"
             }
             var candidate = unique, number = 2

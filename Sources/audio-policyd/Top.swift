@@ -1,6 +1,7 @@
 import ArgumentParser
 import AudioPolicyTools
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `audio-policyd top`: a live view of the running daemon.
 struct Top: ParsableCommand {

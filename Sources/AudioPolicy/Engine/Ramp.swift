@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A policy factor moving from one level to another over time, linear in decibels.
 ///

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A volume level as a linear amplitude factor (1 = unchanged), written in policies as `"-14 dB"` or `0.2`.
 public struct Level: Hashable, Sendable, Comparable, CustomStringConvertible {

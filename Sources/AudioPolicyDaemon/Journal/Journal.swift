@@ -1,3 +1,5 @@
+import FoundationGaps
+
 /// The daemon's record of every stream it has changed and not yet put back, mirrored to a
 /// ``JournalStore`` whenever the set changes (a first duck, a mute, a pause, the user's own volume
 /// changing under a duck, a restore that arrived) — never on a ramp step.
@@ -127,7 +129,7 @@ struct Journal {
             lastFailure = nil
             return nil
         } catch {
-            message = "cannot write the journal \(store.path): \(error.localizedDescription)"
+            message = "cannot write the journal \(store.path): \(errorMessage(error))"
         }
         defer { lastFailure = message }
         return lastFailure == message ? nil : message

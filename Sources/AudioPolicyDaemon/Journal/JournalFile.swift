@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One record of the journal's on-disk log (``JournalStore``): the whole journal as one line of JSON.
 ///
@@ -85,7 +86,7 @@ public struct JournalFile: Codable, Hashable, Sendable {
 
     private static func path(_ keys: [CodingKey]) -> String {
         keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
-            .replacingOccurrences(of: ".[", with: "[")
+            .replacing(".[", with: "[")
     }
 
     private static func reason(_ context: DecodingError.Context, fallback: String) -> String {

@@ -1,5 +1,7 @@
 import ControlProtocol
-import Foundation
+import FoundationEssentials
+import FoundationGaps
+import Glibc
 
 /// Where the journal lives on disk, and the two things done with it: read it at start, record every
 /// change before it is made.
@@ -65,7 +67,7 @@ public final class JournalStore {
     /// `$XDG_STATE_HOME/audio-policyd/journal.json`, else `~/.local/state/audio-policyd/journal.json`.
     public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         let state = environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? (environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()) + "/.local/state"
+            ?? (environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path) + "/.local/state"
         return state + "/audio-policyd/journal.json"
     }
 
@@ -75,7 +77,7 @@ public final class JournalStore {
         environment["XDG_RUNTIME_DIR"].flatMap { $0.hasPrefix("/") ? $0 + "/audio-policyd/journal.json" : nil }
     }
 
-    var folder: String { (path as NSString).deletingLastPathComponent }
+    var folder: String { path.pathFolder }
 
     /// The file ``load(now:setAside:)`` reads: the log, or the durable copy when there is no log.
     public var readPath: String {
@@ -117,9 +119,9 @@ public final class JournalStore {
         }
         let data: Data
         do {
-            data = try FileHandle(fileDescriptor: fd, closeOnDealloc: true).readToEnd() ?? Data()
+            data = try readToEnd(closing: fd)
         } catch {
-            return unusable("cannot read it: \(error.localizedDescription)")
+            return unusable("cannot read it: \(errorMessage(error))")
         }
         let newline = UInt8(ascii: "\n")
         var lines = data.split(separator: newline, omittingEmptySubsequences: true)
@@ -145,22 +147,23 @@ public final class JournalStore {
     }
 
     private func setAside(_ path: String, reason: String, now: Date) -> Loaded {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-        var target = "\(path).corrupt-\(formatter.string(from: now))"
+        var seconds = time_t(now.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        let stamp = String(printf: "%04d%02d%02dT%02d%02d%02dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
+                           parts.tm_hour, parts.tm_min, parts.tm_sec)
+        var target = "\(path).corrupt-\(stamp)"
         var attempt = 1
         while FileManager.default.fileExists(atPath: target) {
             attempt += 1
-            target = "\(path).corrupt-\(formatter.string(from: now))-\(attempt)"
+            target = "\(path).corrupt-\(stamp)-\(attempt)"
         }
         guard rename(path, target) == 0 else {
             // Could not move it: at least never read it again.
             unlink(path)
             return .corrupt(reason: reason, setAside: nil)
         }
-        Self.fsyncFolder((path as NSString).deletingLastPathComponent)
+        Self.fsyncFolder(path.pathFolder)
         return .corrupt(reason: reason, setAside: target)
     }
 
@@ -292,7 +295,7 @@ public final class JournalStore {
     /// rename and of the folder after, so that it also holds after a power cut. Returns the new file,
     /// open for writing.
     static func replaceFile(_ path: String, with record: Data, durably: Bool) throws -> Int32 {
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = path.pathFolder
         // A folder that cannot be made is told by the open below, with its reason.
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
                                                  attributes: [.posixPermissions: 0o700])
@@ -345,5 +348,19 @@ public final class JournalStore {
         guard fd >= 0 else { return }
         fsync(fd)
         close(fd)
+    }
+}
+
+/// Everything left to read from `fd` (which it closes).
+private func readToEnd(closing fd: Int32) throws -> Data {
+    defer { close(fd) }
+    var data = Data()
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = read(fd, &chunk, chunk.count)
+        if count < 0, errno == EINTR { continue }
+        guard count >= 0 else { throw SystemCallError.current("read") }
+        if count == 0 { return data }
+        data.append(contentsOf: chunk[..<count])
     }
 }

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import FoundationGaps
+import Glibc
 
 /// Makes the journal durable on a thread of its own — syncing the appended lines, or writing the
 /// durable copy of a record kept on tmpfs — so that a decision never waits for the disk, nor for a
@@ -29,7 +31,7 @@ final class JournalSyncer: @unchecked Sendable {
         }
     }
 
-    private let condition = NSCondition()
+    private let condition = Condition()
     // Guarded by `condition`.
     private var jobs: [Job] = []
     private var busy = false
@@ -50,9 +52,7 @@ final class JournalSyncer: @unchecked Sendable {
             }
         }
         changePipe = (ends[0], ends[1])
-        let thread = Thread { [self] in self.work() }
-        thread.name = "audio-policyd journal"
-        thread.start()
+        startThread("journal") { [self] in self.work() }
     }
 
     /// Queues `job`; returns at once.
@@ -142,7 +142,7 @@ final class JournalSyncer: @unchecked Sendable {
         case let .copy(record, path):
             return writeDurably(record, to: path)
         case let .remove(path):
-            if unlink(path) == 0 { run(.syncFolder((path as NSString).deletingLastPathComponent)) }
+            if unlink(path) == 0 { run(.syncFolder(path.pathFolder)) }
         }
         return nil
     }
@@ -154,7 +154,7 @@ final class JournalSyncer: @unchecked Sendable {
             Glibc.close(try JournalStore.replaceFile(path, with: record, durably: true))
             return nil
         } catch {
-            return error.localizedDescription
+            return errorMessage(error)
         }
     }
 }

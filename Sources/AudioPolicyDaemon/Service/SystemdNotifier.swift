@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Tells systemd how the service stands (`READY=1`, `STOPPING=1`, `STATUS=…`) through the datagram
 /// socket named by `$NOTIFY_SOCKET`, the way `sd_notify(3)` does, without libsystemd.

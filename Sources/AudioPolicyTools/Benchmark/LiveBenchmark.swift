@@ -1,7 +1,10 @@
 import AudioPolicy
 import AudioPolicyDaemon
 import EventLoop
-import Foundation
+import FoundationEssentials
+import FoundationGaps
+import Glibc
+import Logging
 
 /// Measures the daemon on the real sound server in `PULSE_SERVER`: reaction time from the server
 /// announcing a navigation prompt to our duck requests for every stream, with `streams` other
@@ -46,7 +49,7 @@ public final class LiveBenchmark {
     let corked: Bool
     let prompts: Int
     let idleSeconds: Int
-    private var children: [Process] = []
+    private var children: [ChildProcess] = []
     private var loadedModules: [String] = []
     private var result: Result?
     private var failure: String?
@@ -67,7 +70,7 @@ public final class LiveBenchmark {
             ?? (FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : folder)
         let journalLog = tmpfs + "/audio-policyd-bench-\(getpid())-journal.json"
         defer {
-            for child in children where child.isRunning { child.terminate() }
+            for child in children where child.isRunning { child.signal(SIGTERM) }
             for module in loadedModules { pactl(["unload-module", module]) }
             try? FileManager.default.removeItem(atPath: folder)
             unlink(journalLog)
@@ -124,24 +127,26 @@ public final class LiveBenchmark {
     /// Runs `pactl` and returns its output, trimmed; nil (with `failure` set) when it fails.
     @discardableResult
     func pactl(_ arguments: [String]) -> String? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/pactl")
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
+        // Its output (and any complaint) goes to a file of its own, read once it has exited.
+        let output = FileManager.default.temporaryDirectory.path + "/audio-policyd-bench-\(getpid())-pactl"
+        defer { unlink(output) }
+        unlink(output)
+        let process: ChildProcess
         do {
-            try process.run()
+            process = try ChildProcess(["/usr/bin/pactl"] + arguments, environment: ProcessInfo.processInfo.environment,
+                                       log: output)
         } catch {
             failure = "cannot start pactl: \(error)"
             return nil
         }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            failure = "pactl \(arguments.joined(separator: " ")) failed (exit \(process.terminationStatus))"
+        let exit = process.wait(timeout: 60)
+        let text = String(decoding: FileManager.default.contents(atPath: output) ?? Data(), as: UTF8.self)
+        guard exit == .code(0) else {
+            failure = "pactl \(arguments.joined(separator: " ")) failed (\(exit?.description ?? "no exit in 60 s")): "
+                + text.trimmingWhitespace()
             return nil
         }
-        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.trimmingWhitespace()
     }
 
     /// Starts the other streams: this program's `bench-streams`, in a process of its own.
@@ -158,32 +163,26 @@ public final class LiveBenchmark {
     }
 
     private func startGenerator(_ arguments: [String]) -> Bool {
-        let process = Process()
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["bench-streams"] + arguments
-        process.standardOutput = FileHandle.nullDevice
         do {
-            try process.run()
+            children.append(try ChildProcess([executable, "bench-streams"] + arguments,
+                                             environment: ProcessInfo.processInfo.environment, log: "/dev/null"))
         } catch {
             failure = "cannot start \(executable) bench-streams: \(error)"
             return false
         }
-        children.append(process)
         return true
     }
 
     /// Plays silence (or the WAV `file`) as a stream with the given properties until terminated.
-    func play(_ properties: [String: String], file: String? = nil) -> Process? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: file == nil ? "/usr/bin/pacat" : "/usr/bin/paplay")
-        process.arguments = (file == nil ? ["--playback", "--latency-msec=200"] : ["--latency-msec=50"])
-            + properties.sorted { $0.key < $1.key }.map { "--property=\($0.key)=\($0.value)" } + [file ?? "/dev/zero"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+    func play(_ properties: [String: String], file: String? = nil) -> ChildProcess? {
+        let process: ChildProcess
         do {
-            try process.run()
+            process = try ChildProcess([file == nil ? "/usr/bin/pacat" : "/usr/bin/paplay"]
+                + (file == nil ? ["--playback", "--latency-msec=200"] : ["--latency-msec=50"])
+                + properties.sorted { $0.key < $1.key }.map { "--property=\($0.key)=\($0.value)" } + [file ?? "/dev/zero"],
+                environment: ProcessInfo.processInfo.environment, log: "/dev/null")
         } catch {
             failure = "cannot start pacat: \(error)"
             return nil
@@ -199,13 +198,13 @@ public final class LiveBenchmark {
         var timer: MainLoop.Timer?
         var step: () -> Void = {}
         var promptsLeft = 0
-        var prompt: Process?
+        var prompt: ChildProcess?
         var seen = 0
         var idleStart = ProcessStats.current()
         var started = false
         var waitedTicks = 0
         var idleEnd = ProcessStats.current()
-        var speech: Process?
+        var speech: ChildProcess?
         var measuredStart = (ProcessStats.current(), 0)
         var measuredWakeups = 0.0
         var measuredCPU = 0.0
@@ -274,7 +273,7 @@ public final class LiveBenchmark {
             guard daemon.reactionTimes.count > seen else {
                 return waitedTicks > 200 ? fail("the prompt stream never appeared") : after(50, waitForPrompt)
             }
-            prompt?.terminate()
+            prompt?.signal(SIGTERM)
             // Hold (500 ms) and restore ramp (1000 ms) of the default policy, and a margin.
             after(1800, nextPrompt)
         }
@@ -294,7 +293,7 @@ public final class LiveBenchmark {
             let seconds = Double(benchmark.idleSeconds)
             measuredWakeups = Double(ProcessStats.current().contextSwitches - start.contextSwitches - 1) / seconds
             measuredCPU = Double(Self.cpuMicroseconds() - cpu) / 1000 / seconds
-            speech?.terminate()
+            speech?.signal(SIGTERM)
             guard let file = try? Self.phraseFile() else { return fail("cannot write the phrase file") }
             phraseFile = file
             phrasesLeft = 10
@@ -323,7 +322,7 @@ public final class LiveBenchmark {
             }
             phraseReactions.append(reaction)
             daemon.audibilityReactionTimes = []
-            speech?.terminate()
+            speech?.signal(SIGTERM)
             after(3000, nextPhrase)
         }
 
@@ -372,7 +371,7 @@ public final class LiveBenchmark {
                 measuredWakeupsPerSecond: measuredWakeups, measuredCPUMillisecondsPerSecond: measuredCPU,
                 audibleDaemonShare: Percentiles(phrases.map { Double($0.daemon) }),
                 audibleTotal: Percentiles(phrases.map { Double(Int($0.total) - LiveBenchmark.phraseLead * 1000) }))
-            for child in benchmark.children where child.isRunning { child.terminate() }
+            for child in benchmark.children where child.isRunning { child.signal(SIGTERM) }
             daemon.stop()
         }
     }

@@ -1,3 +1,5 @@
+import FoundationGaps
+
 /// Summary statistics of a set of measurements.
 public struct Percentiles: Sendable, CustomStringConvertible {
     public let count: Int
@@ -30,7 +32,7 @@ public struct Percentiles: Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        func f(_ v: Double) -> String { v < 10 ? String(format: "%.2f", v) : String(format: "%.0f", v) }
+        func f(_ v: Double) -> String { v < 10 ? String(printf: "%.2f", v) : String(printf: "%.0f", v) }
         return "p50 \(f(p50)), p90 \(f(p90)), p99 \(f(p99)), max \(f(max)) (n=\(count))"
     }
 }

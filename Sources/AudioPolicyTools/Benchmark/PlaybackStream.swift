@@ -1,5 +1,6 @@
 import CPulse
-import Foundation
+import FoundationEssentials
+import Glibc
 import SoundServer
 
 /// One generated playback stream on a libpulse context: silence or a tone, optionally created corked

@@ -1,4 +1,7 @@
-import Foundation
+import AudioPolicyDaemon
+import FoundationEssentials
+import FoundationGaps
+import Glibc
 
 /// This process's resident memory and context switches, from /proc (Linux).
 public struct ProcessStats: Sendable {
@@ -19,7 +22,7 @@ public struct ProcessStats: Sendable {
             let text = (try? String(contentsOfFile: "/proc/self/task/\(task)/status", encoding: .utf8)) ?? ""
             for line in text.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches:")
                 || line.hasPrefix("nonvoluntary_ctxt_switches:") {
-                switches += Int(line.split(separator: "\t").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "") ?? 0
+                switches += Int(line.split(separator: "\t").last.map { String($0).trimmingWhitespace() } ?? "") ?? 0
             }
         }
         return ProcessStats(residentKiB: field("VmRSS"), peakResidentKiB: field("VmHWM"), contextSwitches: switches)

@@ -1,6 +1,7 @@
 import CPulse
 import EventLoop
-import Foundation
+import FoundationEssentials
+import Glibc
 import SoundServer
 
 /// The benchmark's "other streams": `count` playback streams from one client connection (PulseAudio

@@ -1,5 +1,7 @@
+import AudioPolicyDaemon
 import ControlProtocol
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A process the soak starts (the daemon, the restart command): `posix_spawn`ed with standard input
 /// from /dev/null and its output appended to a log file, reaped with `waitpid` by the soak itself.
@@ -47,7 +49,7 @@ final class ChildProcess {
 
     deinit {
         if isRunning {
-            Foundation.kill(pid, SIGKILL)
+            Glibc.kill(pid, SIGKILL)
             _ = wait(timeout: 5)
         }
     }
@@ -59,7 +61,7 @@ final class ChildProcess {
     }
 
     func signal(_ signal: Int32) {
-        if isRunning { Foundation.kill(pid, signal) }
+        if isRunning { Glibc.kill(pid, signal) }
     }
 
     /// Waits for the exit, up to `timeout` seconds (polling every 10 ms: only for exits expected now).

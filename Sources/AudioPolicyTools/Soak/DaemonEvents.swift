@@ -1,6 +1,8 @@
+import AudioPolicyDaemon
 import ControlProtocol
 import EventLoop
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A subscription to the daemon's events (streams, decisions) on the soak's loop: each batch of event
 /// lines wakes the soak to look again, so a checkpoint waits on what the daemon does rather than on a

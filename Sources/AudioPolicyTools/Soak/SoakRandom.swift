@@ -28,4 +28,5 @@ public struct SoakRandom: RandomNumberGenerator {
     }
 }
 
-import Foundation
+import FoundationEssentials
+import Glibc

@@ -1,3 +1,5 @@
+import FoundationGaps
+
 /// What a soak run did and found: the counts its summary prints, and every violation of the promise
 /// (audio never left quiet, muted or paused by something that is over; the user's levels kept; no
 /// crash; no leak).
@@ -6,7 +8,7 @@ public struct SoakReport: Sendable {
         /// Seconds into the run.
         public var at: Double
         public var what: String
-        public var description: String { String(format: "%7.1fs  ", at) + what }
+        public var description: String { String(printf: "%7.1fs  ", at) + what }
     }
 
     public var server: String?
@@ -40,16 +42,16 @@ public struct SoakReport: Sendable {
     /// The summary `audio-policyd soak` prints.
     public var summary: String {
         var lines: [String] = []
-        lines.append(String(format: "soak on %@: %.0f s", server ?? "?", seconds))
+        lines.append("soak on \(server ?? "?"): " + String(printf: "%.0f s", seconds))
         lines.append("  streams: \(streamsStarted) started (\(startedCorked) corked, \(uncorked) of them uncorked later), "
             + "\(gracefulQuits) ended, \(abruptQuits) abrupt quits (\(abruptQuitsMidInterruption) mid-duck or mute), "
             + "\(lostToRestarts) lost to server restarts")
         lines.append("  user: \(userVolumeChanges) volume changes, \(userMuteChanges) mute changes")
         lines.append("  server restarts: \(serverRestarts); daemon kills (SIGKILL): \(daemonKills); daemon starts: \(daemonStarts)")
-        let settle = settleSeconds.isEmpty ? "" : String(format: " (settled in %.1f s at most)", settleSeconds.max() ?? 0)
+        let settle = settleSeconds.isEmpty ? "" : String(printf: " (settled in %.1f s at most)", settleSeconds.max() ?? 0)
         lines.append("  checkpoints: \(checkpoints)\(settle); \(streamsChecked) surviving streams and \(entriesChecked) saved entries checked")
         if let first = residentKiB.first, let last = residentKiB.last, let top = residentKiB.map(\.kiB).max() {
-            lines.append(String(format: "  daemon RSS: first %.1f MiB, last %.1f MiB, max %.1f MiB",
+            lines.append(String(printf: "  daemon RSS: first %.1f MiB, last %.1f MiB, max %.1f MiB",
                                 Double(first.kiB) / 1024, Double(last.kiB) / 1024, Double(top) / 1024))
         }
         if !notes.isEmpty {

@@ -1,5 +1,11 @@
+import AudioPolicy
+import AudioPolicyDaemon
+import ControlProtocol
 import EventLoop
-import Foundation
+import FoundationEssentials
+import FoundationGaps
+import Glibc
+import SoundServer
 
 // Checkpoints: a quiet moment made on purpose (everything that interrupts ended), awaited through the
 // daemon's and the server's events, then compared with what the user chose.
@@ -61,7 +67,7 @@ extension SoakRun {
                 let corked = mixer.streams[index]?.corked == true
                 if abs(row.factor - 1) > 1e-6 || row.state == .ducked || (row.state == .paused && !corked) {
                     problems.append("the daemon still has stream #\(index) (\(row.application)) \(row.state.rawValue), "
-                        + String(format: "factor %.3f", row.factor))
+                        + String(printf: "factor %.3f", row.factor))
                 }
             }
         } else {
@@ -87,7 +93,7 @@ extension SoakRun {
         guard let index = apps.values.filter(\.kind.survives).compactMap(\.index).sorted().first,
               let level = levels.level(of: index) else { return false }
         mixer.setVolume(index, to: level.volume.scaled(by: 0.5))
-        say(String(format: "%7.1fs  fault injected: stream #%u set to half its level behind the user's back", elapsed, index))
+        say(String(printf: "%7.1fs  fault injected: stream #%u set to half its level behind the user's back", elapsed, index))
         return true
     }
 
@@ -140,9 +146,10 @@ extension SoakRun {
         let rss = daemon.residentKiB
         if let rss { report.residentKiB.append((daemon.starts, rss)) }
         let now = MainLoop.monotonicMicroseconds()
-        say(String(format: "%7.1fs  checkpoint %d: %d streams kept, %d saved entries, daemon RSS %@, %d violations so far",
-                   elapsed, checkpoint.number, apps.values.filter(\.kind.survives).count, entries,
-                   rss.map { String(format: "%.1f MiB", Double($0) / 1024) } ?? "?", report.violations.count))
+        let rssText = rss.map { String(printf: "%.1f MiB", Double($0) / 1024) } ?? "?"
+        say(String(printf: "%7.1fs  checkpoint %d: %d streams kept, %d saved entries, daemon RSS ",
+                   elapsed, checkpoint.number, apps.values.filter(\.kind.survives).count, entries)
+            + "\(rssText), \(report.violations.count) violations so far")
         if checkpoint.final { return finish() }
         phase = .churning
         nextCheckpoint = now + random.around(seconds: plan.checkpointInterval)

@@ -1,5 +1,9 @@
+import AudioPolicyDaemon
+import ControlProtocol
 import EventLoop
-import Foundation
+import FoundationEssentials
+import FoundationGaps
+import Glibc
 
 // What the soak does to the daemon and the server: SIGKILL and a new start, a server restart, and
 // noticing an exit nobody asked for (a crash).
@@ -72,7 +76,7 @@ extension SoakRun {
         daemonDownUntil = now + down
         poll?.schedule(at: now + down)
         nextKill = plan.killInterval > 0 ? now + random.around(seconds: plan.killInterval) : .max
-        say(String(format: "%7.1fs  daemon killed (SIGKILL), %.1f s down", elapsed, Double(down) / 1e6))
+        say(String(printf: "%7.1fs  daemon killed (SIGKILL), %.1f s down", elapsed, Double(down) / 1e6))
         trace("daemon killed")
     }
 
@@ -80,7 +84,7 @@ extension SoakRun {
     /// then waits for the mixer and the daemon to be connected again.
     func restartServer() {
         guard let command = plan.restartServerCommand else { return }
-        say(String(format: "%7.1fs  restarting the sound server", elapsed))
+        say(String(printf: "%7.1fs  restarting the sound server", elapsed))
         trace("server restart")
         for app in apps.values {
             app.quit(abruptly: true)
@@ -115,7 +119,7 @@ extension SoakRun {
     /// connected to it.
     func reconnected() {
         guard case .reconnecting = phase, mixer.isReady, daemonReady else { return }
-        say(String(format: "%7.1fs  server back: %@", elapsed, mixer.serverDescription ?? "?"))
+        say(String(printf: "%7.1fs  server back: ", elapsed) + (mixer.serverDescription ?? "?"))
         phase = .churning
         tick?.schedule(after: 0)
     }

@@ -1,5 +1,8 @@
+import AudioPolicyDaemon
 import EventLoop
-import Foundation
+import FoundationEssentials
+import FoundationGaps
+import Glibc
 import SoundServer
 
 /// A soak: minutes of churn on the real sound server that the daemon is connected to, with the
@@ -119,21 +122,20 @@ public final class SoakRun {
 
     /// The soak's own log, `soak.log` in the plan's folder: every start, end, user change, kill and
     /// restart, with the time, to read a violation against the daemon's logs.
-    lazy var traceFile: FileHandle? = {
-        let path = plan.folder + "/soak.log"
-        FileManager.default.createFile(atPath: path, contents: nil)
-        return FileHandle(forWritingAtPath: path)
+    lazy var traceFile: StandardStream? = {
+        let fd = open(plan.folder + "/soak.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        return fd >= 0 ? StandardStream(descriptor: fd) : nil
     }()
 
     func trace(_ line: String) {
-        let stamp = String(format: "%8.3f ", elapsed)
-        traceFile?.write(Data((stamp + line + "\n").utf8))
+        let stamp = String(printf: "%8.3f ", elapsed)
+        traceFile?.write(stamp + line + "\n")
     }
 
     func violation(_ what: String) {
         trace("VIOLATION: " + what)
         report.violations.append(.init(at: elapsed, what: what))
-        say(String(format: "%7.1fs  VIOLATION: ", elapsed) + what)
+        say(String(printf: "%7.1fs  VIOLATION: ", elapsed) + what)
     }
 
     // MARK: - Churn
@@ -193,7 +195,7 @@ public final class SoakRun {
         guard app.start() else { return }
         if let volume { levels.appAsked(volume, key: kind.restoreKey(number: nextNumber)) }
         trace("app \(app.number) \(kind.rawValue) pid \(pid) starts\(corked ? " corked" : "")"
-            + (volume.map { " asking \($0.values)" } ?? "") + String(format: ", for %.1f s", lifetime))
+            + (volume.map { " asking \($0.values)" } ?? "") + String(printf: ", for %.1f s", lifetime))
         apps[app.number] = app
         report.streamsStarted += 1
         if corked {

@@ -1,5 +1,7 @@
+import AudioPolicyDaemon
 import ControlProtocol
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The daemon under soak: `audio-policyd run` as a child process that the soak starts, kills with
 /// SIGKILL (a crash) and starts again on the same runtime and state folders (so its journal is found,

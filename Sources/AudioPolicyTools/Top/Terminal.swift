@@ -1,4 +1,6 @@
-import Foundation
+import AudioPolicyDaemon
+import FoundationEssentials
+import Glibc
 
 /// The controlling terminal for a full-screen view: raw input, the alternate screen, a hidden cursor
 /// — and all of it put back by ``restore()``, whatever way the view ends.
@@ -36,7 +38,7 @@ public final class Terminal {
         let environment = ProcessInfo.processInfo.environment
         let locale = environment["LC_ALL"].flatMap { $0.isEmpty ? nil : $0 }
             ?? environment["LC_CTYPE"].flatMap { $0.isEmpty ? nil : $0 } ?? environment["LANG"] ?? ""
-        return locale.uppercased().replacingOccurrences(of: "-", with: "").contains("UTF8")
+        return locale.uppercased().replacing("-", with: "").contains("UTF8")
     }
 
     /// Enters the full-screen mode: keys arrive one by one without echo (signals still work: Ctrl-C
@@ -82,7 +84,7 @@ public final class Terminal {
         let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Foundation.write(output, $0.baseAddress, $0.count) }
+            let written = bytes[offset...].withUnsafeBytes { Glibc.write(output, $0.baseAddress, $0.count) }
             if written < 0, errno == EINTR { continue }
             guard written > 0 else { return }
             offset += written

@@ -1,5 +1,9 @@
+import AudioPolicy
+import AudioPolicyDaemon
 import ControlProtocol
-import Foundation
+import FoundationEssentials
+import FoundationGaps
+import Glibc
 
 /// What `audio-policyd top` draws, as lines of text: a pure function of the daemon's status, so it
 /// is the same on a terminal, in a pipe and in tests.
@@ -115,7 +119,7 @@ public struct TopScreen {
         let lit = Int(((decibels - Self.meterFloor) / -Self.meterFloor * Float(Self.meterCells)).rounded(.up))
         let cells = min(Self.meterCells, max(1, lit))
         return String(repeating: full, count: cells) + String(repeating: empty, count: Self.meterCells - cells)
-            + String(format: " %3.0f dB", min(0, decibels))
+            + String(printf: " %3.0f dB", min(0, decibels))
     }
 
     // MARK: - Volume
@@ -124,12 +128,12 @@ public struct TopScreen {
     static func percent(_ linear: Double) -> Double { cbrt(max(0, linear)) * 100 }
 
     private func levelText(_ stream: StatusReport.Stream) -> String {
-        guard let own = stream.volume else { return String(format: "x%.2f", stream.factor) }
+        guard let own = stream.volume else { return String(printf: "x%.2f", stream.factor) }
         let user = Self.percent(own)
-        if stream.factor >= 0.9995 { return String(format: "%3.0f%%", user) }
+        if stream.factor >= 0.9995 { return String(printf: "%3.0f%%", user) }
         let heard = Self.percent(own * stream.factor)
-        let decibels = stream.factor > 0 ? String(format: "%.0f dB", 20 * log10(stream.factor)) : "silent"
-        return String(format: "%3.0f%% -> %.0f%% (%@)", user, heard, decibels)
+        let decibels = stream.factor > 0 ? String(printf: "%.0f dB", 20 * log10(stream.factor)) : "silent"
+        return String(printf: "%3.0f%% -> %.0f%% ", user, heard) + "(\(decibels))"
     }
 
     /// The bar's text, and where the heard / taken-away parts end (for colouring).
@@ -213,9 +217,9 @@ public struct TopScreen {
     }
 
     static func time(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.dateFormat = "HH:mm:ss"
-        return formatter.string(from: date)
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        localtime_r(&seconds, &parts)
+        return String(printf: "%02d:%02d:%02d", parts.tm_hour, parts.tm_min, parts.tm_sec)
     }
 }

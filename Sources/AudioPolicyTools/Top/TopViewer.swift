@@ -1,7 +1,8 @@
 import AudioPolicy
 import ControlProtocol
 import EventLoop
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `audio-policyd top`: the daemon's status, live, in the terminal.
 ///

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import FoundationGaps
+import Glibc
 
 /// Processes and their parents, read from `/proc`, to tell which player a stream belongs to:
 /// browsers and Electron apps play from a child process of the one that owns the MPRIS name.
@@ -51,11 +53,11 @@ public enum ProcessTree {
     public static func parseFlatpakInfo(_ text: String) -> String? {
         var inApplication = false
         for raw in text.split(whereSeparator: \.isNewline) {
-            let line = raw.trimmingCharacters(in: .whitespaces)
+            let line = String(raw).trimmingWhitespace()
             if line.hasPrefix("[") {
                 inApplication = line == "[Application]"
             } else if inApplication, line.hasPrefix("name=") {
-                let value = String(line.dropFirst(5)).trimmingCharacters(in: .whitespaces)
+                let value = String(line.dropFirst(5)).trimmingWhitespace()
                 return value.isEmpty ? nil : value
             }
         }
