@@ -32,9 +32,9 @@ extension Daemon {
 
     private func respond(to request: ControlRequest, from client: ControlServer.ClientID) -> ControlReply {
         switch request.op {
-        case "status":
+        case .status:
             return ControlReply(id: request.id, ok: true, status: status())
-        case "begin":
+        case .begin:
             guard let className = request.class else {
                 return .failure(request.id, "begin needs \"class\" (one of: \(engine.policy.classes.keys.sorted().joined(separator: ", ")))")
             }
@@ -49,7 +49,7 @@ extension Daemon {
             hooksByClient[client, default: []].insert(token)
             feed(.interruptionBegan(token: token, className: className, properties))
             return ControlReply(id: request.id, ok: true, token: token.rawValue)
-        case "end":
+        case .end:
             if let token = request.token, media.claims[client]?.token.rawValue == token {
                 endClaim(of: client)
                 return ControlReply(id: request.id, ok: true)
@@ -61,14 +61,14 @@ extension Daemon {
             hooksByClient[client]?.remove(token)
             feed(.interruptionEnded(token: token))
             return ControlReply(id: request.id, ok: true)
-        case "claim":
+        case .claim:
             return claimRequest(request, from: client)
-        case "playback":
+        case .playback:
             return playbackRequest(request, from: client)
-        case "subscribe":
+        case .subscribe:
             return subscribeRequest(request, from: client)
-        default:
-            return .failure(request.id, "unknown op \"\(request.op)\"; known: \(ControlRequest.operations.joined(separator: ", "))")
+        case let .unknown(name):
+            return .failure(request.id, "unknown op \"\(name)\"; known: \(ControlRequest.Op.knownList)")
         }
     }
 

@@ -50,33 +50,33 @@ extension Daemon {
     }
 
     func subscribeRequest(_ request: ControlRequest, from client: ControlServer.ClientID) -> ControlReply {
-        let kinds = request.events ?? ControlEvent.defaultKinds
-        let unknown = kinds.filter { !ControlEvent.kinds.contains($0) }
+        let kinds = request.events ?? ControlEvent.Kind.defaults
+        let unknown = kinds.filter { !ControlEvent.Kind.subscribable.contains($0) }
         guard unknown.isEmpty, !kinds.isEmpty else {
             return .failure(request.id, "subscribe: unknown event kind(s) \(unknown.map { "\"\($0)\"" }.joined(separator: ", "))"
-                + "; known: \(ControlEvent.kinds.joined(separator: ", "))")
+                + "; known: \(ControlEvent.Kind.subscribable.map(\.rawValue).joined(separator: ", "))")
         }
         media.subscribers[client] = Set(kinds)
         // Inputs first: a recorder learns of the streams before their states.
-        if kinds.contains("input") {
+        if kinds.contains(.input) {
             for (at, event) in engine.prelude(at: now) {
-                deliver(ControlEvent(event: "input", at: Int(at), input: FixtureEvent(event)), to: client)
+                deliver(ControlEvent(event: .input, at: Int(at), input: FixtureEvent(event)), to: client)
             }
         }
         // Where things stand now, right after the reply; changes follow.
-        if kinds.contains("player") {
+        if kinds.contains(.player) {
             for player in media.players?.players.values.sorted(by: { $0.busName < $1.busName }) ?? [] {
-                deliver(ControlEvent(event: "player", player: playerInfo(player, present: true)), to: client)
+                deliver(ControlEvent(event: .player, player: playerInfo(player, present: true)), to: client)
             }
         }
-        if kinds.contains("stream") {
+        if kinds.contains(.stream) {
             for row in statusRows() {
                 media.reportedStreams[Self.key(of: row)] = row
-                deliver(ControlEvent(event: "stream", stream: row, at: Int(now)), to: client)
+                deliver(ControlEvent(event: .stream, stream: row, at: Int(now)), to: client)
             }
         }
-        if kinds.contains("now-playing") {
-            deliver(ControlEvent(event: "now-playing", nowPlaying: nowPlayingReport(), at: Int(now)), to: client)
+        if kinds.contains(.nowPlaying) {
+            deliver(ControlEvent(event: .nowPlaying, nowPlaying: nowPlayingReport(), at: Int(now)), to: client)
         }
         return ControlReply(id: request.id, ok: true)
     }
@@ -119,16 +119,16 @@ extension Daemon {
     /// Sends what the engine is about to be told to `input` subscribers (`audio-policyd record`), before
     /// the stream and decision lines it causes.
     func publishInput(_ event: Event) {
-        guard media.subscribers.values.contains(where: { $0.contains("input") }),
+        guard media.subscribers.values.contains(where: { $0.contains(.input) }),
               let input = FixtureEvent(event) else { return }
-        publish(ControlEvent(event: "input", input: input))
+        publish(ControlEvent(event: .input, input: input))
     }
 
     func publish(_ decision: Decision) {
-        guard media.subscribers.values.contains(where: { $0.contains("decision") }) else { return }
-        publish(ControlEvent(event: "decision", decision: ControlEvent.DecisionInfo(
+        guard media.subscribers.values.contains(where: { $0.contains(.decision) }) else { return }
+        publish(ControlEvent(event: .decision, decision: ControlEvent.DecisionInfo(
             stream: decision.stream.rawValue, application: decision.application, class: decision.className,
-            reason: decision.reason, action: decision.action, kind: decision.kind.rawValue)))
+            reason: decision.reason, action: decision.action, kind: decision.kind)))
     }
 
     /// Sends a pause, resume or remote command to the connection that claimed Now Playing.
@@ -168,7 +168,7 @@ extension Daemon {
     /// follows a player-less owner's stream.
     func publishStreamChanges() {
         refreshNowPlaying()
-        guard media.subscribers.values.contains(where: { $0.contains("stream") }) else {
+        guard media.subscribers.values.contains(where: { $0.contains(.stream) }) else {
             media.reportedStreams = [:]
             return
         }
@@ -178,12 +178,12 @@ extension Daemon {
             seen.insert(key)
             if let old = media.reportedStreams[key], !Self.differs(old, row) { continue }
             media.reportedStreams[key] = row
-            publish(ControlEvent(event: "stream", stream: row))
+            publish(ControlEvent(event: .stream, stream: row))
         }
         for key in media.reportedStreams.keys.sorted() where !seen.contains(key) {
             guard var gone = media.reportedStreams.removeValue(forKey: key) else { continue }
             gone.state = .ended
-            publish(ControlEvent(event: "stream", stream: gone))
+            publish(ControlEvent(event: .stream, stream: gone))
         }
     }
 

@@ -67,7 +67,7 @@ extension Daemon {
         if !media.publishedOwner || report != media.lastOwnerReport {
             media.publishedOwner = true
             media.lastOwnerReport = report
-            publish(ControlEvent(event: "now-playing", nowPlaying: report))
+            publish(ControlEvent(event: .nowPlaying, nowPlaying: report))
         }
         media.nowPlayingPlayer?.update(nowPlayingState())
     }
@@ -118,7 +118,7 @@ extension Daemon {
         let player = player(standingFor: id)
         if let player, let claim = claim(of: player) {
             log.info("now playing: \(method) -> \(claim.application) (claim \(claim.token))")
-            sendToClaim(claim, ControlEvent(event: "command", command: method, token: claim.token.rawValue))
+            sendToClaim(claim, ControlEvent(event: .command, command: method, token: claim.token.rawValue))
             return reply(.success([]))
         }
         if let player, let players = media.players, let target = players.player(named: player.rawValue) {

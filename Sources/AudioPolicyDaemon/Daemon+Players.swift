@@ -77,7 +77,7 @@ final class MediaState {
 
     var claims: [ControlServer.ClientID: Claim] = [:]
     /// Subscribed connections and the event kinds each asked for.
-    var subscribers: [ControlServer.ClientID: Set<String>] = [:]
+    var subscribers: [ControlServer.ClientID: Set<ControlEvent.Kind>] = [:]
     /// The stream rows last sent to subscribers, by index or hook token.
     var reportedStreams: [String: StatusReport.Stream] = [:]
     /// The client whose request is being handled: its event lines wait until its reply is out.
@@ -182,7 +182,7 @@ extension Daemon {
     private func playerAppeared(_ player: MPRISPlayer) {
         let pid = player.pid.map(String.init) ?? "?"
         log.info("player \(player.busName) appeared (\(player.identity ?? "?"), pid \(pid)): \(player.status?.rawValue ?? "status unknown")")
-        publish(ControlEvent(event: "player", player: playerInfo(player, present: true)))
+        publish(ControlEvent(event: .player, player: playerInfo(player, present: true)))
         remapStreams()
         refreshNowPlaying()
     }
@@ -190,7 +190,7 @@ extension Daemon {
     private func playerChanged(_ player: MPRISPlayer, before: MPRISPlayer) {
         if player.status != before.status, let status = player.status {
             log.info("player \(player.busName): \(status.rawValue)")
-            publish(ControlEvent(event: "player", player: playerInfo(player, present: true)))
+            publish(ControlEvent(event: .player, player: playerInfo(player, present: true)))
             for (index, mapped) in media.streamPlayers.sorted(by: { $0.key < $1.key }) where mapped == player.id {
                 feed(.playback(Self.streamID(index), playing: status == .playing))
             }
@@ -201,7 +201,7 @@ extension Daemon {
     private func playerLeft(_ player: MPRISPlayer) {
         log.info("player \(player.busName) left the bus")
         media.lastStreamOfPlayer[player.id] = nil
-        publish(ControlEvent(event: "player", player: playerInfo(player, present: false)))
+        publish(ControlEvent(event: .player, player: playerInfo(player, present: false)))
         feed(.playerGone(player.id))
         remapStreams()
         refreshNowPlaying()
@@ -270,7 +270,7 @@ extension Daemon {
         switch command {
         case let .pause(id, player):
             if let claim = claim(of: player) {
-                sendToClaim(claim, ControlEvent(event: "pause", index: index(of: id), token: claim.token.rawValue))
+                sendToClaim(claim, ControlEvent(event: .pause, index: index(of: id), token: claim.token.rawValue))
                 return
             }
             guard let players = media.players, let target = players.player(named: player.rawValue) else {
@@ -289,7 +289,7 @@ extension Daemon {
             // Paused, or the stream's cork, reaches it as `.playback`.
         case let .resume(id, player):
             if let claim = claim(of: player) {
-                sendToClaim(claim, ControlEvent(event: "resume", index: index(of: id), token: claim.token.rawValue))
+                sendToClaim(claim, ControlEvent(event: .resume, index: index(of: id), token: claim.token.rawValue))
                 return
             }
             guard let players = media.players, let target = players.player(named: player.rawValue) else {

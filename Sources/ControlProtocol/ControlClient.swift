@@ -17,9 +17,7 @@ public final class ControlClient {
 
     /// Sends a request and waits for its reply.
     public func request(_ request: ControlRequest) throws -> ControlReply {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        try send(line: String(decoding: try encoder.encode(request), as: UTF8.self))
+        try send(line: try request.line())
         let line = try readLine()
         return try JSONDecoder().decode(ControlReply.self, from: Data(line.utf8))
     }

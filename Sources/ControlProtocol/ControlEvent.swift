@@ -55,11 +55,11 @@ public struct ControlEvent: Codable, Hashable, Sendable {
         public var action: String
         /// `acted` (something was done to the stream), `classified` (it started) or `measured` (its meter
         /// spoke): what a client may filter on without reading `action`'s words.
-        public var kind: String? = nil
+        public var kind: Decision.Kind? = nil
 
         /// Every field, like the memberwise initializer (which is internal to this module).
         package init(
-            stream: String, application: String, `class`: String, reason: String, action: String, kind: String? = nil
+            stream: String, application: String, `class`: String, reason: String, action: String, kind: Decision.Kind? = nil
         ) {
             self.stream = stream
             self.application = application
@@ -70,7 +70,44 @@ public struct ControlEvent: Codable, Hashable, Sendable {
         }
     }
 
-    public var event: String
+    /// What an event line is about: its `event`, the wire name the raw value.
+    public enum Kind: WireName {
+        case stream
+        case nowPlaying
+        case decision
+        case player
+        case input
+        /// To a claim: pause the stream.
+        case pause
+        /// To a claim: resume the stream.
+        case resume
+        /// To a claim: a remote control's command.
+        case command
+        /// A kind this side does not know (a newer daemon's, or a subscriber's typo).
+        case unknown(String)
+
+        public static let known: [Kind] = [.stream, .nowPlaying, .decision, .player, .input, .pause, .resume, .command]
+        /// The kinds a subscriber may ask for (a claim gets `pause`, `resume` and `command` unasked).
+        public static let subscribable: [Kind] = [.stream, .nowPlaying, .decision, .player, .input]
+        /// What `subscribe` without `events` gets: every kind but `input`, which is for recorders.
+        public static let defaults: [Kind] = [.stream, .nowPlaying, .decision, .player]
+
+        public var rawValue: String {
+            switch self {
+            case .stream: "stream"
+            case .nowPlaying: "now-playing"
+            case .decision: "decision"
+            case .player: "player"
+            case .input: "input"
+            case .pause: "pause"
+            case .resume: "resume"
+            case .command: "command"
+            case let .unknown(name): name
+            }
+        }
+    }
+
+    public var event: Kind
     public var stream: StatusReport.Stream?
     public var nowPlaying: StatusReport.Owner?
     public var decision: DecisionInfo?
@@ -86,12 +123,7 @@ public struct ControlEvent: Codable, Hashable, Sendable {
     /// `input`: what the engine was told.
     public var input: FixtureEvent?
 
-    /// The kinds a subscriber may ask for.
-    public static let kinds = ["stream", "now-playing", "decision", "player", "input"]
-    /// What `subscribe` without `events` gets: every kind but `input`, which is for recorders.
-    public static let defaultKinds = ["stream", "now-playing", "decision", "player"]
-
-    public init(event: String, stream: StatusReport.Stream? = nil, nowPlaying: StatusReport.Owner? = nil,
+    public init(event: Kind, stream: StatusReport.Stream? = nil, nowPlaying: StatusReport.Owner? = nil,
                 decision: DecisionInfo? = nil, player: Player? = nil, index: UInt32? = nil,
                 command: String? = nil, token: String? = nil, at: Int? = nil, input: FixtureEvent? = nil) {
         self.event = event
@@ -115,7 +147,7 @@ public struct ControlEvent: Codable, Hashable, Sendable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(event, forKey: .event)
         try container.encodeIfPresent(stream, forKey: .stream)
-        if event == "now-playing" { try container.encode(nowPlaying, forKey: .nowPlaying) } else {
+        if event == .nowPlaying { try container.encode(nowPlaying, forKey: .nowPlaying) } else {
             try container.encodeIfPresent(nowPlaying, forKey: .nowPlaying)
         }
         try container.encodeIfPresent(decision, forKey: .decision)

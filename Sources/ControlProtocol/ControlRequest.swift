@@ -15,7 +15,7 @@ import Glibc
 public struct ControlRequest: Codable, Sendable {
     /// Echoed in the reply so a client can match replies to requests.
     public var id: JSONValue?
-    public var op: String
+    public var op: Op
     /// `begin`: the interruption's class.
     public var `class`: String?
     /// `begin`: the application's name (sets `application.name`).
@@ -29,12 +29,12 @@ public struct ControlRequest: Codable, Sendable {
     public var pid: Int32?
     /// `playback`: the claiming player's state, `Playing`, `Paused` or `Stopped` (as MPRIS spells it).
     public var status: String?
-    /// `subscribe`: the kinds of event to receive (default: all of ``ControlEvent/kinds``).
-    public var events: [String]?
+    /// `subscribe`: the kinds of event to receive (default: ``ControlEvent/Kind/defaults``).
+    public var events: [ControlEvent.Kind]?
 
-    public init(id: JSONValue? = nil, op: String, class className: String? = nil, app: String? = nil,
+    public init(id: JSONValue? = nil, op: Op, class className: String? = nil, app: String? = nil,
                 properties: [String: String]? = nil, token: String? = nil, pid: Int32? = nil,
-                status: String? = nil, events: [String]? = nil) {
+                status: String? = nil, events: [ControlEvent.Kind]? = nil) {
         self.id = id
         self.op = op
         self.class = className
@@ -46,8 +46,34 @@ public struct ControlRequest: Codable, Sendable {
         self.events = events
     }
 
-    /// The operations the daemon understands.
-    public static let operations = ["status", "begin", "end", "claim", "playback", "subscribe"]
+    /// An operation: the request's `op`, its wire name the raw value.
+    public enum Op: WireName {
+        case status, begin, end, claim, playback, subscribe
+        /// An op the daemon does not understand (it replies `unknown op "…"`).
+        case unknown(String)
+
+        /// The operations the daemon understands.
+        public static let known: [Op] = [.status, .begin, .end, .claim, .playback, .subscribe]
+
+        public var rawValue: String {
+            switch self {
+            case .status: "status"
+            case .begin: "begin"
+            case .end: "end"
+            case .claim: "claim"
+            case .playback: "playback"
+            case .subscribe: "subscribe"
+            case let .unknown(name): name
+            }
+        }
+    }
+
+    /// The request as one line (keys sorted), as clients send it.
+    public func line() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(self), as: UTF8.self)
+    }
 }
 
 /// The reply to one request: `{"id": …, "ok": true, "result": …}` or `{"id": …, "ok": false, "error": "…"}`.

@@ -8,7 +8,7 @@ import Glibc
 enum DaemonStatus {
     static func fetch(path: String) throws -> StatusReport {
         let client = try ControlClient(path: path)
-        let reply = try client.request(ControlRequest(id: .number(1), op: "status"))
+        let reply = try client.request(ControlRequest(id: .number(1), op: .status))
         guard reply.ok, let status = reply.status else {
             throw ValidationError(reply.error ?? "the daemon sent no status")
         }

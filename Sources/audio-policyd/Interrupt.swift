@@ -64,7 +64,7 @@ struct Interrupt: ParsableCommand {
             code = try Self.runCommand(arguments, role: role == "none" ? nil : role ?? Self.defaultRoles[className])
         }
         if let (client, token) = connection {
-            _ = try? client.request(ControlRequest(id: .number(2), op: "end", token: token))
+            _ = try? client.request(ControlRequest(id: .number(2), op: .end, token: token))
         }
         if code != 0 { throw ExitCode(code) }
     }
@@ -83,7 +83,7 @@ struct Interrupt: ParsableCommand {
         }
         do {
             let client = try ControlClient(path: control.path)
-            let reply = try client.request(ControlRequest(id: .number(1), op: "begin", class: className, app: name,
+            let reply = try client.request(ControlRequest(id: .number(1), op: .begin, class: className, app: name,
                                                           properties: properties.isEmpty ? nil : properties))
             guard reply.ok, let token = reply.token else {
                 throw Refused(reason: reply.error ?? "no reason given")

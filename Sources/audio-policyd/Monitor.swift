@@ -21,13 +21,13 @@ struct Monitor: ParsableCommand {
     var json = false
 
     @Option(name: .long, parsing: .upToNextOption,
-            help: ArgumentHelp("Event kinds to show (default: all but input, what the engine is told).", valueName: "stream|now-playing|decision|player|input"))
+            help: ArgumentHelp("Event kinds to show (default: all but input, what the engine is told).", valueName: ControlEvent.Kind.subscribable.map(\.rawValue).joined(separator: "|")))
     var events: [String] = []
 
     func run() throws {
         let client = try ControlClient(path: control.path)
-        let reply = try client.request(ControlRequest(id: .number(1), op: "subscribe",
-                                                      events: events.isEmpty ? nil : events))
+        let reply = try client.request(ControlRequest(id: .number(1), op: .subscribe,
+                                                      events: events.isEmpty ? nil : events.map(ControlEvent.Kind.init)))
         guard reply.ok else { throw ValidationError(reply.error ?? "the daemon refused to subscribe") }
         let decoder = JSONDecoder()
         while true {
@@ -47,12 +47,12 @@ struct Monitor: ParsableCommand {
     static func describe(_ event: ControlEvent) -> String {
         let time = Self.clock()
         switch event.event {
-        case "stream":
+        case .stream:
             guard let stream = event.stream else { break }
             let name = stream.index.map { "stream \($0)" } ?? "hook \(stream.hook ?? "?")"
             let state = stream.state.rawValue + (stream.muted ? " (muted)" : "")
             return "\(time) \(name) \(stream.application) [\(stream.class)\(stream.spoken ? ", spoken" : "")]: \(state)"
-        case "now-playing":
+        case .nowPlaying:
             guard let owner = event.nowPlaying else { return "\(time) now playing: nobody" }
             var text = "\(time) now playing: \(owner.application)"
             if let pid = owner.pid { text += " (pid \(pid))" }
@@ -60,14 +60,14 @@ struct Monitor: ParsableCommand {
             if let claim = owner.claim { text += " (claimed: \(claim))" }
             if let status = owner.playbackStatus { text += ": \(status)" }
             return text
-        case "decision":
+        case .decision:
             guard let decision = event.decision else { break }
             return "\(time) stream \(decision.stream) (\(decision.application)) class=\(decision.class) [\(decision.reason)]: \(decision.action)"
-        case "player":
+        case .player:
             guard let player = event.player else { break }
             let who = "\(player.name)\(player.identity.map { " (\($0))" } ?? "")"
             return player.present ? "\(time) player \(who): \(player.status ?? "status unknown")" : "\(time) player \(who) left"
-        case "input":
+        case .input:
             guard let input = event.input else { break }
             return "\(time) input: " + input.tomlLines.joined(separator: ", ")
         default:

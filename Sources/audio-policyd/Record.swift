@@ -37,10 +37,10 @@ struct Record: ParsableCommand {
 
     func run() throws {
         let client = try ControlClient(path: control.path)
-        let status = try client.request(ControlRequest(id: .number(1), op: "status"))
+        let status = try client.request(ControlRequest(id: .number(1), op: .status))
         let policy = status.status?.policy
-        let reply = try client.request(ControlRequest(id: .number(2), op: "subscribe",
-                                                      events: ["input", "stream", "now-playing"]))
+        let reply = try client.request(ControlRequest(id: .number(2), op: .subscribe,
+                                                      events: [.input, .stream, .nowPlaying]))
         guard reply.ok else { throw ValidationError(reply.error ?? "the daemon refused to subscribe") }
 
         // Event-driven: the socket, the signals and the duration's one timer on a main loop.
@@ -93,14 +93,14 @@ struct Record: ParsableCommand {
     static func add(_ event: ControlEvent, to recording: inout FixtureRecording) {
         guard let at = event.at else { return }
         switch event.event {
-        case "input":
+        case .input:
             if let input = event.input { recording.input(input, at: at) }
-        case "stream":
+        case .stream:
             // Hooks' interruptions have no state a fixture can expect (`test` knows streams only).
             guard let stream = event.stream, stream.hook == nil, let index = stream.index else { return }
             recording.stream(String(index), state: stream.state, muted: stream.muted, target: stream.target,
                              settles: stream.settles, at: at)
-        case "now-playing":
+        case .nowPlaying:
             recording.nowPlaying(event.nowPlaying?.stream, at: at)
         default:
             break

@@ -149,11 +149,11 @@ struct MPRISMessageTests {
     func eventJSON() throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let none = String(decoding: try encoder.encode(ControlEvent(event: "now-playing")), as: UTF8.self)
+        let none = String(decoding: try encoder.encode(ControlEvent(event: .nowPlaying)), as: UTF8.self)
         #expect(none == #"{"event":"now-playing","nowPlaying":null}"#)
-        let pause = String(decoding: try encoder.encode(ControlEvent(event: "pause", index: 12, token: "claim-3")), as: UTF8.self)
+        let pause = String(decoding: try encoder.encode(ControlEvent(event: .pause, index: 12, token: "claim-3")), as: UTF8.self)
         #expect(pause == #"{"event":"pause","index":12,"token":"claim-3"}"#)
         let decoded = try JSONDecoder().decode(ControlEvent.self, from: Data(pause.utf8))
-        #expect(decoded == ControlEvent(event: "pause", index: 12, token: "claim-3"))
+        #expect(decoded == ControlEvent(event: .pause, index: 12, token: "claim-3"))
     }
 }

@@ -125,6 +125,20 @@ struct TimelineTests {
         #expect(timeline.lanes.first { $0.stream == "prompt" }?.ended == 4000)
     }
 
+    @Test("a paused band names the decision that paused, a muted band the one that muted (by outcome, not words)")
+    func bandsNameTheirDecision() throws {
+        let soundtrack = Timeline.replay(
+            try Self.load(Self.fixtures.appendingPathComponent("audibility/soundtrack-pauses-music-for-good.toml").path),
+            policy: .embeddedDefault)
+        let paused = try #require(soundtrack.lanes.first { $0.stream == "music" }?.bands.first { $0.kind == .paused })
+        #expect(paused.reason == "Firefox (primary) took over: paused indefinitely")
+        let call = Timeline.replay(
+            try Self.load(Self.fixtures.appendingPathComponent("call/call-mutes-stream-without-player.toml").path),
+            policy: .embeddedDefault)
+        let muted = try #require(call.lanes.first { $0.stream == "game" }?.bands.first { $0.kind == .muted })
+        #expect(muted.reason == "interrupted by class call; no player: faded out and muted (to be unmuted)")
+    }
+
     /// The factor an independent replay (straight on the engine, deadlines delivered on time) gives at `time`.
     static func engineFactor(_ fixture: Fixture, _ id: StreamID, at time: Milliseconds) -> Double? {
         var engine = Engine(policy: .embeddedDefault)

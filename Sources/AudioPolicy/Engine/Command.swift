@@ -41,21 +41,30 @@ public struct Decision: Hashable, Sendable, CustomStringConvertible {
         case acted
     }
 
+    /// The lasting state an `acted` decision put its stream in, so that a reader (the timeline) can tell
+    /// which decision a duck, pause or mute came from without reading `action`'s words.
+    public enum Outcome: String, Hashable, Sendable {
+        case ducked, paused, muted
+    }
+
     public var stream: StreamID
     public var application: String
     public var className: String
     public var reason: String
     public var action: String
     public var kind: Kind
+    /// Ducked, paused or muted by this decision; nil for the others (restored, resumed, cancelled, …).
+    public var outcome: Outcome?
 
     public init(stream: StreamID, application: String, className: String, reason: String, action: String,
-                kind: Kind = .acted) {
+                kind: Kind = .acted, outcome: Outcome? = nil) {
         self.stream = stream
         self.application = application
         self.className = className
         self.reason = reason
         self.action = action
         self.kind = kind
+        self.outcome = outcome
     }
 
     public var description: String {

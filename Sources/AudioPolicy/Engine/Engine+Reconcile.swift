@@ -90,13 +90,13 @@ extension Engine {
                 other.playing = false
                 streams[otherID] = other
                 out.append(.decision(decision(other, reason: "\(describe(primary)) took over",
-                                              action: "stays paused (not resumed)")))
+                                              action: "stays paused (not resumed)", outcome: .paused)))
             } else if other.playing {
                 other.playing = false
                 streams[otherID] = other
                 out.append(.pause(otherID, player))
                 out.append(.decision(decision(other, reason: "\(describe(primary)) took over",
-                                              action: "paused indefinitely")))
+                                              action: "paused indefinitely", outcome: .paused)))
             }
         }
         if primary.audibility.heard, !primary.isHook || primary.player != nil || !primary.properties.isEmpty {
@@ -200,13 +200,13 @@ extension Engine {
                 stream.pausedBy = .player
                 stream.pauseAskedAt = now
                 out.append(.pause(id, player))
-                out.append(.decision(decision(stream, reason: reason, action: "paused (to be resumed)")))
+                out.append(.decision(decision(stream, reason: reason, action: "paused (to be resumed)", outcome: .paused)))
             } else {
                 stream.pausedBy = .mute
                 stream.ramp = Ramp(from: current, to: 0, start: now, duration: muteFade)
                 out.append(.mute(id, fade: muteFade))
                 out.append(.decision(decision(stream, reason: reason + "; no player",
-                                              action: "faded out and muted (to be unmuted)")))
+                                              action: "faded out and muted (to be unmuted)", outcome: .muted)))
             }
         case .none, .duck:
             let target = wanted.factor
@@ -235,7 +235,8 @@ extension Engine {
                     let action = target < 1
                         ? "ducked to \(Level(linear: target)) " + (instant ? "as it started" : "over \(duration) ms")
                         : duration == 0 ? "restored (its duck had not begun)" : "restored over \(duration) ms"
-                    out.append(.decision(decision(stream, reason: reason, action: action)))
+                    out.append(.decision(decision(stream, reason: reason, action: action,
+                                                  outcome: target < 1 ? .ducked : nil)))
                 }
             }
             stream.pausedBy = nil

@@ -370,7 +370,7 @@ public struct Engine: Sendable {
         streams[id] = stream
         out.append(.mute(id, fade: policy.muteFade))
         out.append(.decision(decision(stream, reason: reason,
-                                      action: "faded out and muted instead (to be unmuted)")))
+                                      action: "faded out and muted instead (to be unmuted)", outcome: .muted)))
     }
 
     private mutating func playerGone(_ player: PlayerID) {
@@ -383,9 +383,11 @@ public struct Engine: Sendable {
         nowPlaying.remove(player: player)
     }
 
-    func decision(_ stream: TrackedStream, reason: String, action: String, kind: Decision.Kind = .acted) -> Decision {
+    func decision(_ stream: TrackedStream, reason: String, action: String, kind: Decision.Kind = .acted,
+                  outcome: Decision.Outcome? = nil) -> Decision {
         Decision(stream: stream.id, application: stream.applicationName,
-                 className: stream.interruptionClass.name, reason: reason, action: action, kind: kind)
+                 className: stream.interruptionClass.name, reason: reason, action: action, kind: kind,
+                 outcome: outcome)
     }
 
     mutating func drop(_ id: StreamID) {

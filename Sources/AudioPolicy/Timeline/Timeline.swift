@@ -276,13 +276,13 @@ struct TimelineRecorder {
             lanes[index].open[kind] = nil
         }
         for kind in kinds where lanes[index].open[kind] == nil {
-            let words: [String] = switch kind {
-            case .ducked: ["duck"]
-            case .paused: ["pause", "stays paused"]
-            case .muted: ["mute"]
-            case .silent, .interrupting: []
+            let outcome: Decision.Outcome? = switch kind {
+            case .ducked: .ducked
+            case .paused: .paused
+            case .muted: .muted
+            case .silent, .interrupting: nil
             }
-            let speaking = decisions.last { decision in words.contains { decision.action.contains($0) } }
+            let speaking = outcome.flatMap { outcome in decisions.last { $0.outcome == outcome } }
             let reason: String? = switch kind {
             case .silent: "its monitor: silent"
             case .paused: speaking.map(Self.describe) ?? "paused by its player or the user"

@@ -14,7 +14,7 @@ final class DaemonEvents {
     /// Subscribes on `socketPath`; `onEvent` runs on the loop after each batch.
     init(loop: MainLoop, socketPath: String, onEvent: @escaping () -> Void) throws {
         client = try ControlClient(path: socketPath)
-        _ = try client.request(ControlRequest(id: .number(1), op: "subscribe", events: ["stream", "decision"]))
+        _ = try client.request(ControlRequest(id: .number(1), op: .subscribe, events: [.stream, .decision]))
         let fd = client.descriptor
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         watch = MainLoop.IOWatch(loop: loop, fd: fd, events: .readable) { [unowned self] events in

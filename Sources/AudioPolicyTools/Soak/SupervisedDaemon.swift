@@ -83,7 +83,7 @@ final class SupervisedDaemon {
     /// Its status over the control socket; nil when it does not answer.
     func status() -> StatusReport? {
         guard let client = try? ControlClient(path: socketPath),
-              let reply = try? client.request(ControlRequest(id: .number(1), op: "status")), reply.ok else { return nil }
+              let reply = try? client.request(ControlRequest(id: .number(1), op: .status)), reply.ok else { return nil }
         return reply.status
     }
 

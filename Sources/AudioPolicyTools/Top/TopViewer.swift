@@ -149,7 +149,7 @@ enum StatusRequest {
     static func fetch(path: String) throws -> StatusReport {
         let fd = try connectControl(path: path)
         defer { close(fd) }
-        try sendLine(#"{"id":1,"op":"status"}"#, to: fd)
+        try sendLine(ControlRequest(id: .number(1), op: .status).line(), to: fd)
         let line = try readLine(from: fd)
         let reply = try JSONDecoder().decode(ControlReply.self, from: Data(line.utf8))
         guard reply.ok, let status = reply.status else {
@@ -170,7 +170,7 @@ final class EventStream {
         guard let fd = try? connectControl(path: path) else { return nil }
         self.fd = fd
         do {
-            try sendLine(#"{"id":"top","op":"subscribe"}"#, to: fd)
+            try sendLine(ControlRequest(id: .string("top"), op: .subscribe).line(), to: fd)
             let reply = try readLine(from: fd)
             guard reply.contains(#""ok":true"#) else {
                 close(fd)
