@@ -1,4 +1,5 @@
 import CPulse
+import Glibc
 
 /// The daemon's only event loop: a non-threaded libpulse `pa_mainloop`.
 ///
@@ -16,6 +17,8 @@ public final class MainLoop {
 
     /// The loop's abstract API, which libpulse contexts and event sources use.
     public let api: UnsafeMutablePointer<pa_mainloop_api>
+    /// The thread that last ran the loop: loop-only code checks it runs there.
+    private var thread: pthread_t?
 
     /// Creates a loop; it does nothing until ``run()`` or ``iterate(blocking:)``.
     public init() {
@@ -41,6 +44,7 @@ public final class MainLoop {
     @discardableResult
     public func run() -> Int32 {
         var code: Int32 = 0
+        thread = pthread_self()
         // pa_mainloop_run returns 1 after quit (with the code in `code`) and
         // a negative value when polling failed.
         return pa_mainloop_run(handle, &code) < 0 ? -1 : code
@@ -54,6 +58,7 @@ public final class MainLoop {
     @discardableResult
     public func iterate(blocking: Bool = true) -> Bool {
         var code: Int32 = 0
+        thread = pthread_self()
         return pa_mainloop_iterate(handle, blocking ? 1 : 0, &code) >= 0
     }
 
@@ -61,6 +66,21 @@ public final class MainLoop {
     /// callback returns.
     public func quit(_ code: Int32 = 0) {
         pa_mainloop_quit(handle, code)
+    }
+
+    // MARK: - Its thread
+
+    /// Whether the caller runs on the loop's thread (or the loop has not run yet: setting up happens
+    /// before, on the thread that will run it).
+    public var isOnLoopThread: Bool {
+        guard let thread else { return true }
+        return pthread_equal(thread, pthread_self()) != 0
+    }
+
+    /// Stops a debug build where loop-only code (the daemon's parts, which take no lock) is called from
+    /// another thread. Costs nothing in a release build.
+    public func assertOnLoopThread(file: StaticString = #fileID, line: UInt = #line) {
+        assert(isOnLoopThread, "called off the main loop's thread", file: file, line: line)
     }
 
     // MARK: - Clock

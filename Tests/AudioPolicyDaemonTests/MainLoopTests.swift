@@ -85,6 +85,22 @@ struct MainLoopTests {
         #expect(loop.run() == 3)
     }
 
+    /// Loop-only code can tell whether it runs on the loop's thread (the daemon asserts it in debug builds).
+    @Test func knowsItsThread() {
+        let loop = MainLoop()
+        var insideCallback: Bool?
+        let timer = MainLoop.Timer(loop: loop) { insideCallback = loop.isOnLoopThread; loop.quit(0) }
+        timer.schedule(after: 1_000)
+        loop.run()
+        #expect(insideCallback == true)
+        #expect(loop.isOnLoopThread, "the thread that ran it")
+        // The control: another thread is not the loop's.
+        let probe = ThreadProbe(loop)
+        let other = Thread { probe.answer(probe.loop.isOnLoopThread) }
+        other.start()
+        #expect(probe.wait() == false)
+    }
+
     @Test func channelVolumesScaleByLinearAmplitude() {
         let full = ChannelVolumes(uniform: ChannelVolumes.norm, channels: 2)
         let ducked = full.scaled(by: 0.2)
@@ -94,5 +110,28 @@ struct MainLoopTests {
         #expect(full.matches(ChannelVolumes(values: [ChannelVolumes.norm + 1, ChannelVolumes.norm - 1])))
         #expect(!full.matches(ChannelVolumes(values: [ChannelVolumes.norm + 2, ChannelVolumes.norm])))
         #expect(!full.matches(ChannelVolumes(uniform: ChannelVolumes.norm, channels: 1)))
+    }
+}
+
+/// Asks a loop from another thread, and hands the answer back.
+private final class ThreadProbe: @unchecked Sendable {
+    let loop: MainLoop
+    private let done = NSCondition()
+    private var result: Bool?
+
+    init(_ loop: MainLoop) { self.loop = loop }
+
+    func answer(_ value: Bool) {
+        done.lock()
+        result = value
+        done.signal()
+        done.unlock()
+    }
+
+    func wait() -> Bool? {
+        done.lock()
+        defer { done.unlock() }
+        while result == nil { done.wait() }
+        return result
     }
 }
