@@ -31,89 +31,91 @@ public struct DaemonOptions: Sendable {
     }
 }
 
-/// The daemon: the shell around the ``Engine``.
+/// The daemon: builds the parts around the ``Engine``, starts them in order, stops them in reverse,
+/// and is the one caller of `Engine.handle`.
 ///
-/// Everything runs on one libpulse main loop, on one thread: server events, the control socket,
-/// signals and the single timer (armed only while a ramp runs or a grace time/hold is pending).
-/// Server callbacks become ``Event``s; the engine's ``Command``s become libpulse calls.
+/// Data flows one way: intake (``ServerIntake``, ``MediaPlayers``, ``ControlIntake``) turns what it hears
+/// into ``Event``s and hands them to ``feed(_:)``; the engine's ``Command``s go to ``Actuation`` (journal
+/// first, then the server and the players); ``Publication`` reads the result. Everything runs on one
+/// libpulse main loop, on one thread, with a single timer armed only while a ramp runs or an engine
+/// deadline is pending.
 public final class Daemon {
     let loop: MainLoop
-    var engine: Engine {
-        didSet { engineDeadline = nil }
-    }
-    /// ``Engine/nextDeadline`` (a walk over every stream), kept until the engine changes: the timer is
-    /// re-armed after every ramp step.
-    private var engineDeadline: Milliseconds??
+    let clock = DaemonClock()
+    let live: LiveEngine
     var options: DaemonOptions
-    var log: Logger
+    private var log: Logger
     /// Reloads the policy file on SIGHUP; nil when running on the embedded default.
     let loadPolicy: ((String) throws -> Policy)?
 
-    /// The sound server connection: a ``PulseConnection`` made by ``makeServer`` (a fake in unit tests).
-    var pulse: (any StreamServer)?
-    /// Makes a new connection for each (re)connect.
-    let makeServer: (MainLoop) -> any StreamServer
-    var serverName: String?
-    var streams: [UInt32: LiveStream] = [:]
-    var ramps = RampStepper()
-    /// Levels we wrote, by stream-restore key: what the server may hand a key's next stream.
-    var savedWrites = SavedWrites()
+    // MARK: The parts
+
+    let outbox = ControlOutbox()
+    let players: MediaPlayers
+    let actuation: Actuation
+    let serverIntake: ServerIntake
+    let publication: Publication
+    let controlIntake: ControlIntake
+    private(set) var control: ControlServer?
+    private var signals: MainLoop.SignalHandler?
+    /// systemd's notification socket (`Type=notify`), when there is one.
+    private let notifier = SystemdNotifier()
+
+    // MARK: Feeding and timing
+
     /// The one timer: ramp steps and engine deadlines.
-    var timer: MainLoop.Timer?
-    /// Armed only while the sound server is gone, to connect again with backoff.
-    var reconnectTimer: MainLoop.Timer?
-    /// Armed once, right after a change that grew the journal's log too long (``compactJournalLater()``).
-    var compactionTimer: MainLoop.Timer?
-    /// Wakes the loop when the journal's sync thread could not write the durable copy (or can again).
-    var durableCopyWatch: MainLoop.IOWatch?
-    var control: ControlServer?
-    var signals: MainLoop.SignalHandler?
-    var reconnectDelay: UInt64 = 250_000
-    var stopping = false
-    /// Interruptions begun over the control socket, by client, so a client that vanishes ends its own.
-    var hooksByClient: [ControlServer.ClientID: Set<StreamID>] = [:]
-    var nextHook = 1
-    /// From the server announcing a stream to our volume requests, for `bench`.
-    public var reactionTimes: [ReactionTime] = []
-    public var recordReactionTimes = false
-    /// From a measured stream's first loud peak to the ducks it caused (`announced`: when the stream
-    /// appeared; `described`: the peak arrived; `acted`: requests sent), for `bench`.
-    public var audibilityReactionTimes: [ReactionTime] = []
+    private var timer: MainLoop.Timer?
+    /// Events found while carrying out commands, fed on the next turn of the loop (feeding the engine
+    /// then would interleave two decisions).
+    private var later: [Event] = []
+    private var laterTimer: MainLoop.Timer?
+    private var stopping = false
+
     /// Called when the daemon has connected and applied the policy to the streams already there.
     public var onReady: () -> Void = {}
-    /// What the daemon has changed and not yet put back, on disk (Journal/, Daemon+Journal).
-    var journal: Journal
-    /// Index of streams whose saved entry is being repaired from the journal.
-    var journalRepairs: Set<UInt32> = []
-    /// The last decisions, for `status` and `top`.
-    var decisions = DecisionLog()
-    /// systemd's notification socket (`Type=notify`), when there is one.
-    let notifier = SystemdNotifier()
-    /// MPRIS players, our Now Playing player, claims and subscribers (Daemon+Players, +NowPlaying, +Hooks).
-    let media = MediaState()
-    /// Peak meters of the streams whose sound the engine asked about (Daemon+Meters).
-    let meters = StreamMeters()
-    /// Capture streams recording from a microphone now, by source-output index (Daemon+Meters).
-    var recordingCaptures: Set<UInt32> = []
-
-    /// Monotonic µs at start: the engine's clock counts milliseconds from here.
-    let epoch: UInt64
 
     /// - Parameter server: makes the connection to the sound server, once per (re)connect; the real
-    ///   ``PulseConnection`` unless a test hands in a fake.
+    ///   ``PulseConnection`` unless a test hands in a fake (or the benchmark, an instrumented one).
     public init(options: DaemonOptions, loop: MainLoop = MainLoop(),
                 loadPolicy: ((String) throws -> Policy)? = nil,
                 server: @escaping (MainLoop) -> any StreamServer = Daemon.pulseConnection) {
         self.loop = loop
-        self.makeServer = server
         self.options = options
-        self.engine = Engine(policy: options.policy)
         self.loadPolicy = loadPolicy
-        self.journal = Journal(store: options.journalPath.map { JournalStore(path: $0, durableCopy: options.journalDurableCopy) })
-        self.epoch = MainLoop.monotonicMicroseconds()
         var log = Logger(label: "audio-policyd")
         log.logLevel = options.verbose ? .debug : .info
         self.log = log
+        live = LiveEngine(Engine(policy: options.policy))
+        players = MediaPlayers(loop: loop, log: log, outbox: outbox)
+        let journal = Journal(store: options.journalPath.map { JournalStore(path: $0, durableCopy: options.journalDurableCopy) })
+        actuation = Actuation(loop: loop, log: log, clock: clock, reading: live, players: players, journal: journal)
+        serverIntake = ServerIntake(loop: loop, log: log, makeServer: server, actuation: actuation, players: players)
+        publication = Publication(log: log, clock: clock, reading: live, actuation: actuation, players: players,
+                                  outbox: outbox)
+        controlIntake = ControlIntake(log: log, reading: live, players: players, publication: publication, outbox: outbox)
+        wire()
+    }
+
+    /// Connects the parts' outputs: intake to ``feed(_:)``, player and Now Playing news to publication.
+    private func wire() {
+        let feed: (Event) -> Void = { [unowned self] event in self.feed(event) }
+        let feedLater: (Event) -> Void = { [unowned self] event in self.feedLater(event) }
+        players.feed = feed
+        players.feedLater = feedLater
+        players.onPlayerEvent = { [unowned self] player in self.publication.publish(ControlEvent(event: .player, player: player)) }
+        players.onChange = { [unowned self] in self.publication.nowPlaying.refresh() }
+        players.onBus = { [unowned self] bus in self.publication.nowPlaying.busChanged(bus) }
+        actuation.feedLater = feedLater
+        actuation.meters.onAudibility = { [unowned self] index, audible in
+            guard self.actuation.streams[index] != nil else { return }
+            self.feed(.audibility(StreamID(sinkInput: index), audible: audible))
+        }
+        serverIntake.feed = feed
+        serverIntake.onReady = { [unowned self] in self.becameReady() }
+        serverIntake.onGone = { [unowned self] in self.serverGone() }
+        serverIntake.onStreamEnded = { [unowned self] input in self.publication.nowPlaying.streamEnded(input) }
+        controlIntake.feed = feed
+        controlIntake.serverName = { [unowned self] in self.serverIntake.serverName }
     }
 
     /// The real sound server: libpulse's connection (to PulseAudio or pipewire-pulse).
@@ -125,34 +127,38 @@ public final class Daemon {
     public func run() throws -> Int32 {
         try start()
         let code = loop.run()
-        journal.store?.finish()
+        actuation.journal.store?.finish()
         control?.shutdown()
         control = nil
         return code
     }
 
-    /// Sets everything up and starts connecting; the caller runs the loop (``run()``, or a test that
-    /// iterates it). Signals are process-wide: a test that runs several daemons in one process leaves them.
+    /// Starts the parts in order: the timers and signals, the control socket, the journal (what an
+    /// earlier run left), the sound server, the session bus. The caller runs the loop (``run()``, or a
+    /// test that iterates it). Signals are process-wide: a test that runs several daemons in one process
+    /// leaves them.
     func start(handlingSignals: Bool = true) throws {
         timer = MainLoop.Timer(loop: loop) { [unowned self] in self.timerFired() }
-        reconnectTimer = MainLoop.Timer(loop: loop) { [unowned self] in self.connect() }
+        laterTimer = MainLoop.Timer(loop: loop) { [unowned self] in self.feedDeferred() }
         if handlingSignals {
             signals = try MainLoop.SignalHandler(loop: loop, signals: [SIGTERM, SIGINT, SIGHUP]) { [unowned self] signal in
                 signal == SIGHUP ? self.reloadPolicy() : self.stop()
             }
         }
-        control = try ControlServer(path: options.socketPath) { [loop] fd, readiness, handler in
+        let control = try ControlServer(path: options.socketPath) { [loop] fd, readiness, handler in
             MainLoop.IOWatch(loop: loop, fd: fd, events: readiness == .readable ? .readable : .writable) { _ in handler() }
         }
-        control?.onWarning = { [unowned self] message in self.log.warning("\(message)") }
-        control?.onRequest = { [unowned self] client, line in self.handleRequest(line, from: client) }
-        control?.onDisconnect = { [unowned self] client in self.clientLeft(client) }
+        control.onWarning = { [unowned self] message in self.log.warning("\(message)") }
+        control.onRequest = { [unowned self] client, line in self.controlIntake.handleRequest(line, from: client) }
+        control.onDisconnect = { [unowned self] client in self.controlIntake.clientLeft(client) }
+        control.onReplied = { [unowned self] client in self.outbox.replied(to: client) }
+        self.control = control
+        outbox.server = control
         log.info("policy \(options.policy.source); control socket \(options.socketPath)")
         if options.raisePriority { raisePriority() }
-        meters.onAudibility = { [unowned self] index, audible in self.audibilityMeasured(index, audible: audible) }
-        openJournal()
-        connect()
-        startPlayers()
+        actuation.openJournal()
+        serverIntake.connect()
+        players.start()
     }
 
     private func raisePriority() {
@@ -171,60 +177,93 @@ public final class Daemon {
     /// The loop the daemon runs on: an embedding benchmark drives its load from the same thread.
     public var eventLoop: MainLoop { loop }
     /// How many playback streams the daemon follows now.
-    public var liveStreamCount: Int { streams.count }
+    public var liveStreamCount: Int { actuation.streams.count }
     /// The sound server it is connected to (`pulseaudio 16.1`), if it is.
-    public var connectedServer: String? { serverName }
+    public var connectedServer: String? { serverIntake.serverName }
     /// How much it logs.
     public var logLevel: Logger.Level {
         get { log.logLevel }
-        set { log.logLevel = newValue }
+        set {
+            log.logLevel = newValue
+            players.log.logLevel = newValue
+            actuation.log.logLevel = newValue
+            serverIntake.log.logLevel = newValue
+            publication.log.logLevel = newValue
+            publication.nowPlaying.log.logLevel = newValue
+            controlIntake.log.logLevel = newValue
+        }
     }
-
-    // MARK: - Clock
-
-    /// Milliseconds since start, fractional, for ramp steps.
-    var nowPrecise: Double { Double(MainLoop.monotonicMicroseconds() &- epoch) / 1000 }
-    /// Milliseconds since start: the engine's `now`.
-    var now: Milliseconds { Milliseconds(nowPrecise) }
 
     // MARK: - Feeding the engine
 
+    /// Hands one event to the engine and its commands to actuation, then publication.
     func feed(_ event: Event) {
-        publishInput(event)
-        let commands = engine.handle(event, at: now)
+        loop.assertOnLoopThread()
+        publication.publishInput(event)
+        let commands = live.engine.handle(event, at: clock.now)
         // Stopping: the engine has released every stream. Nothing it decides now may be carried out (a
         // grace time running out, or a stream changing, would mute or duck again what the stop is
         // restoring); only the repair of a stream that ends meanwhile still is.
-        execute(stopping ? commands.filter { if case .repairSaved = $0 { true } else { false } } : commands)
+        carryOut(stopping ? commands.filter { if case .repairSaved = $0 { true } else { false } } : commands)
+    }
+
+    private func carryOut(_ commands: [Command]) {
+        actuation.execute(commands)
+        publication.published(commands)
         armTimer()
+    }
+
+    /// Feeds `event` on the next loop iteration.
+    private func feedLater(_ event: Event) {
+        later.append(event)
+        laterTimer?.schedule(after: 0)
+    }
+
+    private func feedDeferred() {
+        let events = later
+        later = []
+        for event in events { feed(event) }
     }
 
     /// Arms the one timer for the next ramp step or engine deadline, or disarms it when there is none.
-    func armTimer() {
+    private func armTimer() {
         guard let timer else { return }
-        let at = nowPrecise
+        let at = clock.nowPrecise
         // While stopping, engine deadlines are of no interest (and, never fed, would stay due).
-        let deadline = stopping ? nil : nextEngineDeadline.map(Double.init)
-        let next = [ramps.nextStep(after: at), deadline].compactMap { $0 }.min()
-        guard let next else {
+        let deadline = stopping ? nil : live.nextDeadline.map(Double.init)
+        guard let next = [actuation.nextStep(after: at), deadline].compactMap({ $0 }).min() else {
             timer.cancel()
             return
         }
-        timer.schedule(at: epoch &+ UInt64(max(0, next) * 1000))
-    }
-
-    private var nextEngineDeadline: Milliseconds? {
-        if let known = engineDeadline { return known }
-        let next = engine.nextDeadline
-        engineDeadline = .some(next)
-        return next
+        timer.schedule(at: clock.monotonic(at: next))
     }
 
     private func timerFired() {
-        stepRamps()
-        if !stopping, let due = nextEngineDeadline, due <= now { feed(.tick) }
+        actuation.stepRamps()
+        if !stopping, let due = live.nextDeadline, due <= clock.now { feed(.tick) }
         armTimer()
-        if stopping, ramps.isIdle { finishStop() }
+        if stopping, actuation.rampsIdle { finishStop() }
+    }
+
+    // MARK: - The server coming and going
+
+    /// Connected, the policy applied to the streams already there, and what an earlier run left
+    /// changed put back: tell systemd (Type=notify) and whoever waits.
+    private func becameReady() {
+        let server = serverIntake.serverName ?? "the sound server"
+        notifier.send("READY=1\nSTATUS=connected to \(server); \(actuation.streams.count) stream(s)")
+        onReady()
+    }
+
+    /// The server went away and its streams ended for the engine: no hold lingers over the streams of
+    /// the next one. Returns whether to connect again (not while stopping: there is nothing to restore).
+    private func serverGone() -> Bool {
+        carryOut(live.engine.forgetEndedStreams(at: clock.now))
+        if stopping {
+            loop.quit(0)
+            return false
+        }
+        return true
     }
 
     // MARK: - Policy reload and stop
@@ -236,35 +275,34 @@ public final class Daemon {
         }
         do {
             let policy = try loadPolicy(path)
-            options.policy = policy
-            execute(engine.replacePolicy(policy, at: now))
-            armTimer()
+            carryOut(live.engine.replacePolicy(policy, at: clock.now))
             log.info("SIGHUP: policy \(path) reloaded")
         } catch {
-            log.error("SIGHUP: \(error)\nkeeping the policy in force (\(engine.policy.source))")
+            log.error("SIGHUP: \(error)\nkeeping the policy in force (\(live.engine.policy.source))")
         }
     }
 
-    /// Clean stop: every duck is restored and every policy mute undone before the loop quits.
+    /// Clean stop, the parts in reverse: no more players' news or reconnecting, every duck restored and
+    /// every policy mute undone, then the journal closed and the server drained before the loop quits.
     public func stop() {
         guard !stopping else { return }
         stopping = true
+        players.stop()
         notifier.send("STOPPING=1")
         log.info("stopping: restoring every stream")
-        execute(engine.releaseAll(at: now, fade: options.stopFade))
-        armTimer()
-        if ramps.isIdle { finishStop() }
+        carryOut(live.engine.releaseAll(at: clock.now, fade: options.stopFade))
+        if actuation.rampsIdle { finishStop() }
     }
 
     private func finishStop() {
         timer?.cancel()
-        meters.stopAll()
-        closeJournal()
-        guard let pulse, pulse.state == .ready else {
+        actuation.meters.stopAll()
+        actuation.closeJournal()
+        guard let server = actuation.server, server.state == .ready else {
             loop.quit(0)
             return
         }
         // Let the server take our last writes before we hang up.
-        pulse.drain { [loop] in loop.quit(0) }
+        server.drain { [loop] in loop.quit(0) }
     }
 }

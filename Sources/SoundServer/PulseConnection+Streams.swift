@@ -218,10 +218,11 @@ extension PulseConnection {
             tracker.records[index] = record
             onStreamChanged(stream)
         } else {
-            stream.announcedAt = record.announcedAt
-            stream.describedAt = record.describedAt
             record.delivered = stream
             tracker.records[index] = record
+            if let onStreamTimed, let announced = record.announcedAt {
+                onStreamTimed(index, announced, record.describedAt ?? announced)
+            }
             onStreamAdded(stream)
         }
     }

@@ -63,6 +63,10 @@ public final class PulseConnection {
     public var onCaptureRemoved: (UInt32) -> Void = { _ in }
     /// Called with a description of a failed request.
     public var onError: (String) -> Void = { _ in }
+    /// For `bench`, which times the daemon: called just before ``onStreamAdded`` for a stream the server
+    /// announced while connected, with when its announcement entered the process and when the answer
+    /// describing it arrived (monotonic µs). The stream itself carries no timing.
+    public var onStreamTimed: ((_ index: UInt32, _ announced: UInt64, _ described: UInt64) -> Void)?
 
     /// The current state.
     public private(set) var state: State = .unconnected

@@ -44,16 +44,10 @@ public struct SinkInput: Equatable, Sendable {
 
     // MARK: - Delivery facts
 
-    /// Monotonic time (µs) at which the subscription event announcing this
-    /// stream entered the process; set on `onStreamAdded` deliveries that
-    /// came from an event, `nil` otherwise. For reaction-time benchmarks.
-    public var announcedAt: UInt64?
     /// pipewire-pulse announced the stream before its volume (every channel at 0); its restored volume
     /// follows in a change, or the wait ends after ``PulseConnection/volumeHoldTime``. Nothing may be
     /// computed from, or written to, the volume until then.
     public var volumePending = false
-    /// With ``announcedAt``: when the server's answer describing the stream arrived (µs, monotonic).
-    public var describedAt: UInt64?
     /// On `onStreamChanged` deliveries: who changed volume or mute. `.none`
     /// on every other delivery.
     public var levelChange: LevelChange
@@ -78,6 +72,8 @@ public struct SinkInput: Equatable, Sendable {
     public var applicationName: String? { properties["application.name"] }
     /// `application.process.binary` (`pacat` for paplay, `aplay`, `firefox-esr`…).
     public var processBinary: String? { properties["application.process.binary"] }
+    /// The pid of the process that plays it, as its client says.
+    public var processID: Int? { properties["application.process.id"].flatMap { Int($0) } }
     /// The stream-restore database key (`module-stream-restore.id`), e.g.
     /// `sink-input-by-media-role:music`.
     public var restoreID: String? { properties["module-stream-restore.id"] }
@@ -86,7 +82,7 @@ public struct SinkInput: Equatable, Sendable {
         index: UInt32, clientIndex: UInt32?, sinkIndex: UInt32, name: String,
         properties: [String: String], volume: ChannelVolumes, muted: Bool, corked: Bool,
         hasVolume: Bool = true, volumeWritable: Bool = true,
-        announcedAt: UInt64? = nil, levelChange: LevelChange = .none
+        levelChange: LevelChange = .none
     ) {
         self.index = index
         self.clientIndex = clientIndex
@@ -98,7 +94,6 @@ public struct SinkInput: Equatable, Sendable {
         self.corked = corked
         self.hasVolume = hasVolume
         self.volumeWritable = volumeWritable
-        self.announcedAt = announcedAt
         self.levelChange = levelChange
     }
 

@@ -157,7 +157,7 @@ final class PeakMeterTests {
         for n in 0..<tries {
             let player = try play(try Tone.music.file(), name: "meter-latency-\(n)")
             let stream = try connection.awaitStream(ofProcess: player.pid)
-            let announced = try #require(stream.announcedAt)
+            let announced = try #require(connection.announced[stream.index])
             var loudAt: UInt64?
             let meter = try #require(connection.pulse.meter(sinkInput: stream.index, sink: stream.sinkIndex) { peak in
                 if loudAt == nil, peak > AudibilityDetector.Settings().audibleAbove { loudAt = MainLoop.monotonicMicroseconds() }

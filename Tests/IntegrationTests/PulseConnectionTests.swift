@@ -24,6 +24,9 @@ final class PulseConnectionTests {
     var initial: [SinkInput]?
     var added: [SinkInput] = []
     var changed: [SinkInput] = []
+    /// When the server's announcement of each new sink input entered the process, and when the answer
+    /// describing it arrived (monotonic µs).
+    var timed: [UInt32: (announced: UInt64, described: UInt64)] = [:]
     var removed: [UInt32] = []
     var errors: [String] = []
     var players: [Process] = []
@@ -37,6 +40,7 @@ final class PulseConnectionTests {
         try run("sox", "-n", "-r", "48000", "-c", "2", tone.path, "synth", "30", "sine", "440", "vol", "0.5")
         pulse.onInitialStreams = { [unowned self] in initial = $0 }
         pulse.onStreamAdded = { [unowned self] in added.append($0) }
+        pulse.onStreamTimed = { [unowned self] index, announced, described in timed[index] = (announced, described) }
         pulse.onStreamChanged = { [unowned self] in changed.append($0) }
         pulse.onStreamRemoved = { [unowned self] in removed.append($0) }
         pulse.onError = { [unowned self] in errors.append($0) }
@@ -72,8 +76,10 @@ final class PulseConnectionTests {
         #expect(stream.restoreID == musicKey)
         #expect(stream.volume.channels == 2)
         #expect(stream.volume.channelMap.count == 2)
-        let announcedAt = try #require(stream.announcedAt)
+        let times = try #require(timed[stream.index], "a stream announced while connected is timed")
+        let announcedAt = times.announced
         #expect(announcedAt >= before)
+        #expect(times.described >= announcedAt)
         #expect(pulse.lastEventReceivedAt.map { $0 >= announcedAt } == true)
         print("sink input properties (\(pulse.serverDescription ?? "?")):")
         for key in stream.properties.keys.sorted() { print("  \(key) = \(stream.properties[key] ?? "")") }
@@ -194,7 +200,7 @@ final class PulseConnectionTests {
         changed.removeAll()
         let second = try play(role: "music")
         stream = try awaitAdded(pendingVolume: true)
-        let announcedAt = try #require(stream.announcedAt)
+        let announcedAt = try #require(timed[stream.index]?.announced)
         print("announced after \(MainLoop.monotonicMicroseconds() - announcedAt) µs (\(serverName))")
         if stream.volumePending {
             #expect(isPipeWire, "only pipewire-pulse announces a stream before its volume")

@@ -1,4 +1,3 @@
-import EventLoop
 import SoundServer
 
 /// The shell's record of one sink input: the server's latest snapshot, the user's own volume (what
@@ -12,10 +11,8 @@ struct LiveStream {
     /// Whether the mute fallback has muted it (so stop and repair unmute it).
     var policyMuted = false
     /// When we last wrote its volume (monotonic µs): a write sent just before the stream ended may
-    /// never have been applied (see ``Daemon/streamRemoved(_:)``).
+    /// never have been applied (see ``Actuation/streamEnded(_:)``).
     var lastWriteAt: UInt64?
-    /// When the daemon first heard of it (monotonic µs): `bench` times a sound's start from here.
-    let seenAt = MainLoop.monotonicMicroseconds()
 
     init(_ input: SinkInput) {
         self.input = input

@@ -80,9 +80,15 @@ public final class LiveBenchmark {
         options.stopFade = 0
         options.journalPath = journalLog
         options.journalDurableCopy = folder + "/journal.json"
-        let daemon = Daemon(options: options)
+        // The real server, timed from outside the daemon (a new one on each reconnect).
+        var timed: TimedServer?
+        let daemon = Daemon(options: options, server: { loop in
+            let server = TimedServer(loop: loop)
+            timed = server
+            return server
+        })
         daemon.logLevel = ProcessInfo.processInfo.environment["BENCH_LOG"] != nil ? .debug : .warning
-        let driver = Driver(benchmark: self, daemon: daemon)
+        let driver = Driver(benchmark: self, daemon: daemon) { timed }
         daemon.onReady = { [unowned driver] in driver.begin() }
         _ = try daemon.run()
         if let failure { throw BenchmarkError(message: failure) }
@@ -214,7 +220,12 @@ public final class LiveBenchmark {
         /// Each phrase's reaction: its own stream's first loud peak to the ducks it caused.
         var phraseReactions: [ReactionTime] = []
 
-        init(benchmark: LiveBenchmark, daemon: Daemon) {
+        /// The server the daemon is connected to now, with its stopwatches.
+        let server: () -> TimedServer?
+        var timing: TimedServer? { server() }
+
+        init(benchmark: LiveBenchmark, daemon: Daemon, server: @escaping () -> TimedServer?) {
+            self.server = server
             self.benchmark = benchmark
             self.daemon = daemon
         }
@@ -247,14 +258,14 @@ public final class LiveBenchmark {
                     : after(100, waitForStreams)
             }
             promptsLeft = benchmark.prompts
-            daemon.reactionTimes = []
-            daemon.recordReactionTimes = true
+            timing?.clearReactions()
+            timing?.recording = true
             after(500, nextPrompt)
         }
 
         func nextPrompt() {
             guard promptsLeft > 0 else {
-                daemon.recordReactionTimes = false
+                timing?.recording = false
                 // Let the last restore ramp finish, then count wake-ups while idle.
                 return after(2000) { [unowned self] in
                     self.idleStart = ProcessStats.current()
@@ -262,7 +273,7 @@ public final class LiveBenchmark {
                 }
             }
             promptsLeft -= 1
-            seen = daemon.reactionTimes.count
+            seen = (timing?.reactions ?? []).count
             prompt = benchmark.play(["media.role": "navigation", "application.name": "bench-prompt"])
             waitedTicks = 0
             after(50, waitForPrompt)
@@ -270,7 +281,7 @@ public final class LiveBenchmark {
 
         func waitForPrompt() {
             waitedTicks += 1
-            guard daemon.reactionTimes.count > seen else {
+            guard (timing?.reactions ?? []).count > seen else {
                 return waitedTicks > 200 ? fail("the prompt stream never appeared") : after(50, waitForPrompt)
             }
             prompt?.signal(SIGTERM)
@@ -297,14 +308,14 @@ public final class LiveBenchmark {
             guard let file = try? Self.phraseFile() else { return fail("cannot write the phrase file") }
             phraseFile = file
             phrasesLeft = 10
-            daemon.audibilityReactionTimes = []
-            daemon.recordReactionTimes = true
+            timing?.clearAudibilityReactions()
+            timing?.recording = true
             after(2500, nextPhrase)
         }
 
         func nextPhrase() {
             guard phrasesLeft > 0 else {
-                daemon.recordReactionTimes = false
+                timing?.recording = false
                 try? FileManager.default.removeItem(atPath: phraseFile)
                 return finish()
             }
@@ -317,11 +328,11 @@ public final class LiveBenchmark {
 
         func waitForPhrase() {
             waitedTicks += 1
-            guard let reaction = daemon.audibilityReactionTimes.first(where: { $0.announced >= phraseStartedAt }) else {
+            guard let reaction = (timing?.audibilityReactions ?? []).first(where: { $0.announced >= phraseStartedAt }) else {
                 return waitedTicks > 120 ? fail("no duck for a phrase after its silence") : after(100, waitForPhrase)
             }
             phraseReactions.append(reaction)
-            daemon.audibilityReactionTimes = []
+            timing?.clearAudibilityReactions()
             speech?.signal(SIGTERM)
             after(3000, nextPhrase)
         }
@@ -361,9 +372,9 @@ public final class LiveBenchmark {
             let phrases = phraseReactions
             benchmark.result = Result(
                 server: daemon.connectedServer, streams: benchmark.streamCount, corked: benchmark.corked,
-                reaction: Percentiles(daemon.reactionTimes.map { Double($0.total) }),
-                serverAnswer: Percentiles(daemon.reactionTimes.map { Double($0.server) }),
-                daemonShare: Percentiles(daemon.reactionTimes.map { Double($0.daemon) }),
+                reaction: Percentiles((timing?.reactions ?? []).map { Double($0.total) }),
+                serverAnswer: Percentiles((timing?.reactions ?? []).map { Double($0.server) }),
+                daemonShare: Percentiles((timing?.reactions ?? []).map { Double($0.daemon) }),
                 idleSeconds: benchmark.idleSeconds,
                 // The benchmark's own timer woke the process once to end the idle period.
                 idleWakeups: max(0, end.contextSwitches - idleStart.contextSwitches - 1),

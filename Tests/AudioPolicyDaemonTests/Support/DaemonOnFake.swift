@@ -24,10 +24,8 @@ final class DaemonOnFake {
         daemon.onReady = { [unowned self] in self.isReady = true }
         try daemon.start(handlingSignals: false)
         // Off the session bus even when the environment names one (scripts/test runs a private bus for the
-        // MPRIS tests, whose daemons must get the Now Playing name): as losing the bus leaves it, no retry.
-        daemon.media.players = nil
-        daemon.media.nowPlayingPlayer = nil
-        daemon.media.bus = nil
+        // MPRIS tests, whose daemons must get the Now Playing name), and no retry.
+        daemon.players.leaveBus()
     }
 
     deinit {

@@ -17,12 +17,15 @@ final class LoopConnection {
     var capturesChanged: [SourceOutput] = []
     var capturesRemoved: [UInt32] = []
     var errors: [String] = []
+    /// When the server's announcement of each new sink input entered the process (monotonic µs).
+    var announced: [UInt32: UInt64] = [:]
 
     init() {
         pulse = PulseConnection(loop: loop, applicationName: "audio-policyd meter tests")
         pulse.onInitialStreams = { [unowned self] in initialStreams = $0; initialOrder.append("streams") }
         pulse.onInitialCaptures = { [unowned self] in initialCaptures = $0; initialOrder.append("captures") }
         pulse.onStreamAdded = { [unowned self] in streamsAdded.append($0) }
+        pulse.onStreamTimed = { [unowned self] index, at, _ in announced[index] = at }
         pulse.onStreamRemoved = { [unowned self] in streamsRemoved.append($0) }
         pulse.onCaptureAdded = { [unowned self] in capturesAdded.append($0) }
         pulse.onCaptureChanged = { [unowned self] in capturesChanged.append($0) }

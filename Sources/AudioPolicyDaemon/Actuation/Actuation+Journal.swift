@@ -1,0 +1,131 @@
+import AudioPolicy
+import EventLoop
+import FoundationEssentials
+import Glibc
+import Logging
+import SoundServer
+
+/// The crash-safe journal in actuation: written before a stream is changed, cleared once it is put
+/// back, and replayed after a crash or a sound server restart so nothing stays ducked or muted.
+extension Actuation {
+    // MARK: - Start and stop
+
+    /// Reads what an earlier run left: those entries are undone once the server's streams are known.
+    func openJournal() {
+        guard let store = journal.store else { return }
+        if let signal = store.durableCopySignal {
+            durableCopyWatch = MainLoop.IOWatch(loop: loop, fd: signal, events: .readable) { [unowned self] _ in
+                switch self.journal.durableCopyChecked() {
+                case let .failed(message): self.report(message)
+                case .writtenAgain: self.log.notice("journal: the durable copy is written again (\(store.durableCopy ?? ""))")
+                case nil: break
+                }
+            }
+        }
+        let file = store.readPath
+        switch store.load() {
+        case .empty:
+            break
+        case let .entries(entries):
+            _ = journal.beginRecovery(adding: entries)
+            log.info("journal: an earlier run left \(entries.count) stream(s) changed; restoring them once connected (\(file))")
+        case let .cutShort(entries):
+            _ = journal.beginRecovery(adding: entries)
+            log.warning("journal \(file): its last record was cut short (the machine stopped while writing it?); using the one before: \(entries.count) stream(s) left changed, restoring them once connected")
+        case let .corrupt(reason, setAside):
+            let fate = setAside.map { "set aside as \($0)" } ?? "removed"
+            log.warning("journal \(file) is unreadable (\(reason)); \(fate); starting without it: a stream an earlier run left ducked or muted must be restored by hand")
+        }
+    }
+
+    /// A clean stop: what could be put back has been. Streams held paused are left to the user (as a
+    /// clean stop leaves them), so their entries go; entries of a server that is gone stay for next time.
+    func closeJournal() {
+        guard let server, server.isReady else { return }
+        for index in journal.entries.keys.sorted() where streams[index] != nil && !isVolumeAltered(index) {
+            report(journal.remove(index))
+        }
+    }
+
+    // MARK: - Before and after acting
+
+    /// Call before the first change to a stream, and whenever what it was changes (the user's own
+    /// volume under a duck, the user muting it): records the stream as it stands, if it is changed.
+    /// Writes the file only when the entry differs from the one on record.
+    func journalSync(_ index: UInt32) {
+        guard let live = streams[index] else { return }
+        let players = journal[index]?.pausedPlayers ?? []
+        guard isVolumeAltered(index) || !players.isEmpty else {
+            report(journal.remove(index))
+            return
+        }
+        report(journal.record(live.journalEntry(pausedPlayers: players)))
+    }
+
+    /// A journal log grown long is compacted on a later turn of the loop, once the requests of the change
+    /// that grew it have been written to the server: its file is written and synced, off the path from a
+    /// new stream to its duck.
+    func compactJournalLater() {
+        guard journal.store?.compactionDue == true else { return }
+        if compactionTimer == nil {
+            compactionTimer = MainLoop.Timer(loop: loop) { [unowned self] in self.report(self.journal.compactIfDue()) }
+        }
+        compactionTimer?.schedule(after: 0)
+    }
+
+    /// Encodes the stream's entry ahead, as its first change would record it, so that recording it then
+    /// costs one `write(2)`. Call after the stream's news was acted on.
+    func prepareJournalEntry(_ index: UInt32) {
+        guard let store = journal.store, let live = streams[index] else { return }
+        store.prepare(live.journalEntry(pausedPlayers: journal[index]?.pausedPlayers ?? []))
+    }
+
+    /// Before asking `player` to pause for the stream.
+    func journalPausing(_ index: UInt32, player: PlayerID) {
+        guard let live = streams[index] else { return }
+        var entry = journal[index] ?? live.journalEntry(pausedPlayers: [])
+        guard !entry.pausedPlayers.contains(player.rawValue) else { return }
+        entry.pausedPlayers.append(player.rawValue)
+        report(journal.record(entry))
+    }
+
+    /// After asking `player` to play again (or when the pause is no longer ours to undo).
+    func journalResumed(_ index: UInt32, player: PlayerID) {
+        guard var entry = journal[index], entry.pausedPlayers.contains(player.rawValue) else { return }
+        entry.pausedPlayers.removeAll { $0 == player.rawValue }
+        if entry.pausedPlayers.isEmpty, !isVolumeAltered(index) {
+            report(journal.remove(index))
+        } else {
+            report(journal.record(entry))
+        }
+    }
+
+    /// Whether the daemon's changes to the stream's volume or mute are in force (or on their way back).
+    func isVolumeAltered(_ index: UInt32) -> Bool {
+        guard let live = streams[index] else { return false }
+        return live.factor != 1 || live.policyMuted || ramps.running[index] != nil
+    }
+
+    /// The stream is gone (after the engine heard of it). Its saved entry still holds what we wrote
+    /// unless a repair is under way: repair it from the journal. With the server gone, nothing can be
+    /// written: the entry stays for the reconciliation after reconnecting.
+    func journalStreamGone(_ index: UInt32) {
+        guard let entry = journal[index], !journalRepairs.contains(index) else { return }
+        guard let server, server.isReady else { return }
+        guard entry.restoreID != nil, !entry.volume.isEmpty else {
+            report(journal.remove(index))
+            return
+        }
+        repairSaved([entry]) { [weak self] _ in self?.report(self?.journal.remove(index)) }
+    }
+
+    /// A repair of the stream's saved entry has been sent (by the engine's `repairSaved`).
+    func journalRepairSent(_ index: UInt32) {
+        journalRepairs.remove(index)
+        report(journal.remove(index))
+    }
+
+    func report(_ failure: String?) {
+        if let failure { log.error("\(failure)") }
+    }
+}

@@ -1,0 +1,118 @@
+import AudioPolicy
+import EventLoop
+import FoundationEssentials
+import Logging
+import SoundServer
+
+/// Crash recovery: what an earlier run, or a server that went away, left changed is put back before
+/// the engine hears of the streams, and the saved entries our writes spoiled are repaired.
+extension Actuation {
+
+    /// Undoes every journaled change that is not of this connection: at start (an earlier run's
+    /// entries) and after the server came back (this run's entries from the server that went away).
+    ///
+    /// Streams still there get their own volume back (if nobody set another one meanwhile) and are
+    /// unmuted if we muted them; the saved entries of those gone are repaired. Returns the initial
+    /// streams as they will be once that is done, so the engine starts from the user's levels.
+    /// `completion` runs once the server has taken every write (the journal is cleared then).
+    func recoverFromJournal(_ inputs: [SinkInput], completion: @escaping () -> Void) -> [SinkInput] {
+        journalRepairs = []
+        let entries = journal.beginRecovery()
+        // Actuation+SavedStart: streams that started while no daemon ran may have been given its ducks.
+        savedWrites.recovered(entries, duckLevels: reading.engine.policy.classes.values.map(\.duck.linear))
+        guard !entries.isEmpty, let server else {
+            completion()
+            return inputs
+        }
+        var restored = inputs
+        var gone: [JournalEntry] = []
+        var outcome: [String] = []
+        for entry in entries {
+            guard let position = restored.firstIndex(where: { entry.describes($0) }) else {
+                gone.append(entry)
+                continue
+            }
+            var input = restored[position]
+            let name = "stream \(entry.sinkInput) (\(entry.application ?? "?"))"
+            if entry.policyMuted, input.muted {
+                server.setMute(index: input.index, muted: false)
+                input.muted = false
+                outcome.append("\(name) unmuted")
+            }
+            if input.hasVolume, input.volumeWritable, !input.volume.matches(entry.ownVolume) {
+                if entry.isScaledDown(input.volume) {
+                    server.setVolume(index: input.index, volumes: entry.ownVolume)
+                    outcome.append("\(name) volume \(input.volume) -> \(entry.ownVolume)")
+                    input.volume = entry.ownVolume
+                } else {
+                    outcome.append("\(name) left at \(input.volume) (set by someone else since)")
+                }
+            }
+            for player in entry.pausedPlayers {
+                // As after a clean stop: never resumed behind the user's back (a call may still be on).
+                outcome.append("\(name): player \(player) was paused for an interruption; left paused")
+            }
+            restored[position] = input
+        }
+        for entry in gone where entry.pausedPlayers.isEmpty == false {
+            outcome.append("stream \(entry.sinkInput) (\(entry.application ?? "?")) gone; its player "
+                + entry.pausedPlayers.joined(separator: ", ") + " was paused for an interruption; left paused")
+        }
+        let repairable = gone.filter { $0.restoreID != nil && !$0.volume.isEmpty }
+        for entry in repairable {
+            outcome.append("stream \(entry.sinkInput) (\(entry.application ?? "?")) gone; repairing the saved "
+                + "entry \(entry.restoreID ?? "")")
+        }
+        let summary = outcome.isEmpty ? "nothing to do" : outcome.joined(separator: "; ")
+        log.info("journal: restoring \(entries.count) stream(s) left changed: \(summary)")
+        let finish: (any StreamServer) -> Void = { [weak self] connection in
+            connection.drain { [weak self] in
+                guard let self, self.server === connection, connection.isReady else { return }
+                self.report(self.journal.endRecovery(entries))
+                self.log.info("journal: recovery done")
+                completion()
+            }
+        }
+        if repairable.isEmpty {
+            finish(server)
+        } else {
+            repairSaved(repairable) { connection in finish(connection) }
+        }
+        return restored
+    }
+
+    /// Writes each entry's own volume and mute back as its saved stream-restore entry (keeping the
+    /// saved device), then calls `completion` with the connection the writes went to. Nothing is
+    /// written, and `completion` is not called, if the connection is lost first.
+    func repairSaved(_ entries: [JournalEntry], completion: @escaping (any StreamServer) -> Void) {
+        guard let server else { return }
+        for entry in entries { journalRepairs.insert(entry.sinkInput) }
+        server.readSavedEntries { [weak self] saved in
+            guard let self else { return }
+            for entry in entries { self.journalRepairs.remove(entry.sinkInput) }
+            guard let connection = self.server, connection === server, connection.isReady else { return }
+            // Done only once the server has taken every write: a repair sent as the server goes away
+            // (its streams end first, then the connection) is lost, and its entry stays in the journal
+            // for the next connection to repair (seen by the soak: a fade-out's mute saved for good).
+            var pending = entries.filter { $0.restoreID != nil }.count
+            var failed = false
+            for entry in entries {
+                guard let name = entry.restoreID else { continue }
+                let device = saved?.first { $0.name == name }?.device
+                connection.writeSavedEntry(name: name, volume: entry.ownVolume, muted: entry.savedMute, device: device) {
+                    [weak self] taken in
+                    guard let self else { return }
+                    if taken {
+                        self.log.info("repaired the saved volume of \(name): \(entry.ownVolume)\(entry.savedMute ? ", muted" : "")")
+                    } else {
+                        failed = true
+                        self.log.notice("the repair of the saved volume of \(name) was not taken; kept for the next connection")
+                    }
+                    pending -= 1
+                    if pending == 0, !failed { completion(connection) }
+                }
+            }
+            if pending == 0 { completion(connection) }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import AudioPolicy
+import Logging
+import SoundServer
+
+/// A new stream that the server started at a level it saved from one of our ducks or fades (see
+/// ``SavedWrites``): its own level is the one that duck was taken from, not the duck.
+extension Actuation {
+    /// Notes a volume written to stream `index`, which the server may save for the stream's key.
+    func noteWrite(_ index: UInt32, volume: ChannelVolumes) {
+        guard let live = streams[index] else { return }
+        savedWrites.wrote(volume, policyMuted: live.policyMuted, key: live.input.restoreID, own: live.ownVolume)
+    }
+
+    /// Before the engine hears of a new stream (or, on pipewire-pulse, when its volume arrives): if the
+    /// server gave it a level we wrote for its key, its own level is the one under that write. Returns
+    /// whether its mute, too, came from our fade-out (so it is not the user's).
+    @discardableResult
+    func adoptSavedOrigin(_ index: UInt32) -> Bool {
+        guard let live = streams[index], !live.input.volumePending, live.input.hasVolume,
+              let origin = savedWrites.origin(of: live.input.volume, muted: live.input.muted, key: live.input.restoreID),
+              origin.own.channels == live.input.volume.channels else { return false }
+        let own = ChannelVolumes(values: origin.own.values, channelMap: live.input.volume.channelMap)
+        update(index) { $0.ownVolume = own }
+        let mutedByUs = live.input.muted && origin.policyMuted
+        let message = "stream \(index) (\(live.input.applicationName ?? "?")) started at \(live.input.volume)"
+            + "\(mutedByUs ? ", muted," : "") as the server saved it from our change of another stream of "
+            + "\(live.input.restoreID ?? "?"); its own level is \(own)"
+        log.info("\(message)")
+        return mutedByUs
+    }
+
+    /// After the engine has decided about the stream: what it leaves untouched is put back at its own
+    /// level (and unmuted, if only our saved fade muted it).
+    func correctSavedStart(_ index: UInt32, mutedByUs: Bool) {
+        guard let live = streams[index], let server else { return }
+        if live.factor == 1, ramps.running[index] == nil, live.input.volumeWritable,
+           !live.input.volume.matches(live.ownVolume) {
+            server.setVolume(index: index, volumes: live.ownVolume)
+        }
+        if mutedByUs, !live.policyMuted {
+            server.setMute(index: index, muted: false)
+        }
+        journalSync(index)
+    }
+}

@@ -1,0 +1,93 @@
+import AudioPolicy
+import EventLoop
+import Logging
+import SoundServer
+
+/// What the server said of a sink input, taken into the stream table (server intake calls these around
+/// telling the engine).
+extension Actuation {
+    /// Whether a new stream started at a level the server saved from one of our writes to another stream
+    /// of its key (``SavedWrites``).
+    struct SavedStart {
+        /// Its own level is the one under our write, not the level it started at.
+        var adopted = false
+        /// Its mute, too, came from our fade-out, so it is not the user's.
+        var mutedByUs = false
+    }
+
+    /// A new sink input, before the engine hears of it.
+    func streamAppeared(_ input: SinkInput) -> SavedStart {
+        insert(LiveStream(input))
+        let ownBefore = streams[input.index]?.ownVolume
+        let mutedByUs = adoptSavedOrigin(input.index)
+        return SavedStart(adopted: mutedByUs || streams[input.index]?.ownVolume != ownBefore, mutedByUs: mutedByUs)
+    }
+
+    /// After the engine has decided about a new stream: what it leaves untouched is put back at its own
+    /// level if the server started it at one of our ducks.
+    func streamDecided(_ index: UInt32, _ start: SavedStart) {
+        if start.adopted { correctSavedStart(index, mutedByUs: start.mutedByUs) }
+    }
+
+    /// A newer snapshot of a known sink input, before the engine hears of it: someone else's volume is
+    /// the stream's own from now on; the server telling the volume late (pipewire-pulse) is taken as
+    /// the stream's own too. Returns the snapshot before.
+    func streamChanged(_ input: SinkInput) -> SinkInput? {
+        guard let old = streams[input.index]?.input else { return nil }
+        update(input.index) { live in
+            live.input = input
+            if input.levelChange == .theirs, input.theirVolume { live.ownVolume = input.volume }
+        }
+        if old.volumePending, !input.volumePending { volumeArrived(input.index) }
+        return old
+    }
+
+    /// Muted or unmuted by someone else: the mute is theirs either way, never the policy's to undo.
+    func userMuted(_ index: UInt32) {
+        update(index) { $0.policyMuted = false }
+    }
+
+    /// How long after our last write to a stream its end still gets a repair of its saved entry (µs):
+    /// the write's answer takes milliseconds; a second covers a busy server.
+    static let lateWriteWindow: UInt64 = 1_000_000
+
+    /// The sink input is gone, and the engine has heard of it.
+    func streamEnded(_ index: UInt32) {
+        guard let live = streams[index] else { return }
+        // The last step of a restore or fade-in, sent a moment before the stream ended, may never have
+        // been applied: the server then keeps the step before it as the saved level, and neither the
+        // engine nor the journal (both count the ramp done) would repair it (found by the soak).
+        if journal[index] == nil, !journalRepairs.contains(index),
+           let written = live.lastWriteAt, MainLoop.monotonicMicroseconds() &- written < Self.lateWriteWindow {
+            repairSavedEntry(of: live)
+        }
+        remove(index)
+        journalStreamGone(index)
+        journal.store?.forget(index)
+    }
+
+    /// The server told the stream's volume late (pipewire-pulse): it is the stream's own. What the policy
+    /// asks of the stream now is written, unless a running ramp writes it at its next step.
+    private func volumeArrived(_ index: UInt32) {
+        guard let own = streams[index]?.input.volume else { return }
+        update(index) { $0.ownVolume = own }
+        // A volume the server restored from one of our ducks is not the stream's own.
+        let mutedByUs = adoptSavedOrigin(index)
+        let adopted = mutedByUs || streams[index]?.ownVolume != own
+        if ramps.running[index] == nil, let factor = reading.engine.factor(of: StreamID(sinkInput: index), at: clock.now),
+           factor != 1, streams[index]?.policyMuted == false {
+            write(index, factor: factor)
+        }
+        if adopted { correctSavedStart(index, mutedByUs: mutedByUs) }
+        journalSync(index)
+    }
+
+    /// The server saved the ducked or muted level for this app or role (module-stream-restore) when we
+    /// wrote it; write the user's own level back so the next stream starts where the user left it.
+    /// (The same repair as crash recovery's; the journal entry goes once it is sent.)
+    func repairSavedEntry(of live: LiveStream) {
+        guard live.input.restoreID != nil, !live.input.volumePending else { return }
+        let index = live.input.index
+        repairSaved([live.journalEntry(pausedPlayers: [])]) { [weak self] _ in self?.journalRepairSent(index) }
+    }
+}

@@ -1,0 +1,192 @@
+import AudioPolicy
+import EventLoop
+import FoundationEssentials
+import Logging
+import SoundServer
+
+/// Carries out the engine's commands on the sound server and the players, journal first.
+///
+/// It owns what the daemon knows and has done of each sink input (``LiveStream``: the server's latest
+/// snapshot, the user's own volume, the factor written), the running ramps, the crash-safe journal and
+/// the meters. Server intake tells it what the server said (Actuation+ServerNews); the daemon hands it
+/// each batch of commands (``execute(_:)``). Touched only on the loop's thread.
+final class Actuation {
+    let loop: MainLoop
+    var log: Logger
+    let clock: DaemonClock
+    unowned let reading: any EngineReading
+    let players: MediaPlayers
+
+    /// Every sink input the server has told of, by index.
+    private(set) var streams: [UInt32: LiveStream] = [:]
+    private(set) var ramps = RampStepper()
+    /// Levels we wrote, by stream-restore key: what the server may hand a key's next stream.
+    var savedWrites = SavedWrites()
+    /// What the daemon has changed and not yet put back, on disk (Actuation+Journal).
+    var journal: Journal
+    /// Streams whose saved entry is being repaired from the journal.
+    var journalRepairs: Set<UInt32> = []
+    /// Armed once, right after a change that grew the journal's log too long.
+    var compactionTimer: MainLoop.Timer?
+    /// Wakes the loop when the journal's sync thread could not write the durable copy (or can again).
+    var durableCopyWatch: MainLoop.IOWatch?
+    /// Peak meters of the streams whose sound the engine asked about.
+    let meters = StreamMeters()
+    /// The sound server while connected (server intake hands it over and takes it back).
+    private(set) var server: (any StreamServer)?
+
+    /// Events found while acting, for the engine on the next turn of the loop.
+    var feedLater: (Event) -> Void = { _ in }
+
+    init(loop: MainLoop, log: Logger, clock: DaemonClock, reading: any EngineReading, players: MediaPlayers,
+         journal: Journal) {
+        self.loop = loop
+        self.log = log
+        self.clock = clock
+        self.reading = reading
+        self.players = players
+        self.journal = journal
+    }
+
+    // MARK: - The connection
+
+    func connected(to server: any StreamServer) {
+        self.server = server
+    }
+
+    /// The server went away: nothing more can be written; its meters went with it.
+    func disconnected() {
+        server = nil
+        meters.stopAll()
+    }
+
+    // MARK: - Commands
+
+    /// Carries out one batch of the engine's commands: everything the batch changes — volumes, mutes,
+    /// player pauses — is on record in the journal before any of its requests leaves, so a crash in
+    /// between finds it there, whatever the command.
+    func execute(_ commands: [Command]) {
+        let rampsBefore = ramps.startedCount
+        journal.beginBatch()
+        var requests: [() -> Void] = []
+        for command in commands { record(command, requests: &requests) }
+        report(journal.endBatch())
+        for request in requests { request() }
+        // New ramps are written once for the whole batch (a prompt ducks 200 streams in one go), one
+        // step ahead, so the first change goes out at once rather than a tick later.
+        if ramps.startedCount != rampsBefore { stepRamps(ahead: RampStepper.stepInterval) }
+        compactJournalLater()
+    }
+
+    /// Takes one command into the stream table (and the journal's batch); what it asks of the server or
+    /// a player is appended to `requests`, sent once the batch is on record. Now Playing and decisions
+    /// are publication's.
+    private func record(_ command: Command, requests: inout [() -> Void]) {
+        let now = clock.now
+        switch command {
+        case let .ramp(id, from, to, duration):
+            guard let index = index(of: id) else { return }
+            ramps.start(index, Ramp(from: from, to: to, start: now, duration: duration))
+            journalSync(index)
+        case let .mute(id, fade):
+            guard let index = index(of: id), let live = streams[index] else { return }
+            streams[index]?.policyMuted = true
+            ramps.start(index, Ramp(from: live.factor, to: 0, start: now, duration: fade), then: .mute)
+            journalSync(index)
+        case let .unmute(id, to, fade):
+            guard let index = index(of: id) else { return }
+            streams[index]?.policyMuted = false
+            ramps.start(index, Ramp(from: 0, to: to, start: now, duration: fade))
+            journalSync(index)
+            requests.append { [unowned self] in
+                write(index, factor: 0)
+                server?.setMute(index: index, muted: false)
+            }
+        case let .yieldVolume(id):
+            guard let index = index(of: id), var live = streams[index] else { return }
+            ramps.cancel(index)
+            live.ownVolume = live.input.volume
+            live.factor = 1
+            streams[index] = live
+            journalSync(index)
+        case let .repairSaved(id):
+            guard let index = index(of: id), let live = streams[index] else { return }
+            requests.append { [unowned self] in repairSavedEntry(of: live) }
+        case let .pause(id, player), let .resume(id, player):
+            // A pause is on record before it is asked for; a resume takes it off.
+            let index = index(of: id)
+            if let index {
+                if case .pause = command { journalPausing(index, player: player) } else { journalResumed(index, player: player) }
+            }
+            requests.append { [unowned self] in players.ask(command, stream: index) }
+        case let .measure(id, on):
+            guard let index = index(of: id) else { return }
+            requests.append { [unowned self] in measure(index, on) }
+        case .nowPlaying, .decision:
+            break
+        }
+    }
+
+    /// The live sink input an engine stream name stands for.
+    func index(of id: StreamID) -> UInt32? {
+        id.sinkInput.flatMap { streams[$0] == nil ? nil : $0 }
+    }
+
+    // MARK: - Ramps
+
+    /// When the next ramp step is due (ms since start), or nil when no ramp runs.
+    func nextStep(after now: Double) -> Double? { ramps.nextStep(after: now) }
+
+    var rampsIdle: Bool { ramps.isIdle }
+
+    /// Writes the current value of every running ramp; mutes what has faded out. A ramp that has just
+    /// started is written one step `ahead`, so the first change goes out at once rather than a tick later.
+    func stepRamps(ahead: Double = 0) {
+        let (factors, completed) = ramps.step(at: clock.nowPrecise + ahead)
+        for (index, factor) in factors { write(index, factor: factor) }
+        for (index, completion) in completed where completion == .mute {
+            server?.setMute(index: index, muted: true)
+        }
+        for (index, _) in completed { journalSync(index) }
+    }
+
+    func write(_ index: UInt32, factor: Double) {
+        guard var live = streams[index], live.input.hasVolume, live.input.volumeWritable, !live.input.volumePending,
+              factor != live.factor else { return }
+        live.factor = factor
+        live.lastWriteAt = MainLoop.monotonicMicroseconds()
+        streams[index] = live
+        let volume = live.volume(at: factor)
+        server?.setVolume(index: index, volumes: volume)
+        noteWrite(index, volume: volume)
+    }
+
+    // MARK: - Meters
+
+    /// Starts or stops measuring a stream (``Command/measure(_:_:)``).
+    private func measure(_ index: UInt32, _ on: Bool) {
+        guard on else { return meters.stop(index) }
+        guard let server, let live = streams[index] else { return }
+        if meters.start(index, sink: live.input.sinkIndex, on: server) {
+            feedLater(.measuring(StreamID(sinkInput: index)))
+        }
+    }
+
+    // MARK: - The stream table
+
+    /// For Actuation+ServerNews: the one place the table changes outside a command.
+    func update(_ index: UInt32, _ change: (inout LiveStream) -> Void) {
+        guard var live = streams[index] else { return }
+        change(&live)
+        streams[index] = live
+    }
+
+    func insert(_ live: LiveStream) {
+        streams[live.input.index] = live
+    }
+
+    func remove(_ index: UInt32) {
+        ramps.cancel(index)
+        streams[index] = nil
+    }
+}

@@ -1,0 +1,178 @@
+import AudioPolicy
+import EventLoop
+import Logging
+import SoundServer
+
+/// The sound server as a source of engine events: connecting and reconnecting, and turning its news of
+/// sink inputs and microphones into ``Event``s.
+///
+/// What the server said of each sink input goes into actuation's stream table first (its one owner),
+/// then the engine hears of it through ``feed``; a stream's player comes from ``MediaPlayers``.
+final class ServerIntake {
+    private let loop: MainLoop
+    var log: Logger
+    private let makeServer: (MainLoop) -> any StreamServer
+    private let actuation: Actuation
+    private let players: MediaPlayers
+
+    /// Tells the engine (``Daemon/feed(_:)``).
+    var feed: (Event) -> Void = { _ in }
+    /// Connected, and what an earlier run left changed put back.
+    var onReady: () -> Void = {}
+    /// The server went away, its streams ended for the engine. Returns whether to connect again.
+    var onGone: () -> Bool = { true }
+    /// A sink input ended (after the engine heard of it), for who it was.
+    var onStreamEnded: (SinkInput) -> Void = { _ in }
+
+    /// The connection, once made (it may still be connecting).
+    private(set) var server: (any StreamServer)?
+    /// The server's name and version while connected (`pulseaudio 16.1`).
+    private(set) var serverName: String?
+    /// Armed only while the sound server is gone, to connect again with backoff.
+    private var reconnectTimer: MainLoop.Timer?
+    private var reconnectDelay: UInt64 = 250_000
+    /// Capture streams recording from a microphone now, by source-output index.
+    private var recordingCaptures: Set<UInt32> = []
+
+    init(loop: MainLoop, log: Logger, makeServer: @escaping (MainLoop) -> any StreamServer, actuation: Actuation,
+         players: MediaPlayers) {
+        self.loop = loop
+        self.log = log
+        self.makeServer = makeServer
+        self.actuation = actuation
+        self.players = players
+    }
+
+    // MARK: - Connecting
+
+    func connect() {
+        if reconnectTimer == nil {
+            reconnectTimer = MainLoop.Timer(loop: loop) { [unowned self] in self.connect() }
+        }
+        let server = makeServer(loop)
+        server.onStateChange = { [unowned self] state in self.stateChanged(state) }
+        server.onInitialStreams = { [unowned self] inputs in self.reconcile(with: inputs) }
+        server.onStreamAdded = { [unowned self] input in self.streamAdded(input) }
+        server.onStreamChanged = { [unowned self] input in self.streamChanged(input) }
+        server.onStreamRemoved = { [unowned self] index in self.streamRemoved(index) }
+        server.onInitialCaptures = { [unowned self] captures in captures.forEach(self.captureChanged) }
+        server.onCaptureAdded = { [unowned self] capture in self.captureChanged(capture) }
+        server.onCaptureChanged = { [unowned self] capture in self.captureChanged(capture) }
+        server.onCaptureRemoved = { [unowned self] index in self.captureRemoved(index) }
+        server.onError = { [unowned self] message in self.log.warning("sound server: \(message)") }
+        self.server = server
+        actuation.connected(to: server)
+        server.connect()
+    }
+
+    private func stateChanged(_ state: PulseConnection.State) {
+        switch state {
+        case .ready:
+            reconnectDelay = 250_000
+            serverName = server?.serverDescription
+            log.info("connected to \(serverName ?? "the sound server")")
+        case let .failed(reason):
+            log.warning("sound server connection lost: \(reason)")
+            serverGone()
+        case .terminated:
+            serverGone()
+        default:
+            break
+        }
+    }
+
+    /// The server went away: its streams went with it. Forget them (nothing can be restored on a
+    /// server that is gone; the restore entries are repaired when we are back) and reconnect.
+    private func serverGone() {
+        server = nil
+        serverName = nil
+        actuation.disconnected()
+        for index in recordingCaptures.sorted() { captureRemoved(index) }
+        for index in actuation.streams.keys.sorted() { streamRemoved(index) }
+        guard onGone() else { return }
+        let delay = reconnectDelay
+        reconnectDelay = min(reconnectDelay * 2, 5_000_000)
+        log.info("reconnecting in \(delay / 1000) ms")
+        reconnectTimer?.schedule(after: delay)
+    }
+
+    /// The first full list after connecting: streams we knew but are gone have ended, new ones start.
+    private func reconcile(with server: [SinkInput]) {
+        // What an earlier run (or the server that went away) left changed is put back first, so the
+        // engine starts from the user's own levels; ready once the server has taken it.
+        let inputs = actuation.recoverFromJournal(server) { [unowned self] in self.onReady() }
+        let present = Set(inputs.map(\.index))
+        for index in actuation.streams.keys.sorted() where !present.contains(index) { streamRemoved(index) }
+        for input in inputs.sorted(by: { $0.index < $1.index }) {
+            if actuation.streams[input.index] == nil { streamAdded(input) } else { streamChanged(input) }
+        }
+    }
+
+    // MARK: - Sink inputs
+
+    private func streamAdded(_ input: SinkInput) {
+        guard actuation.streams[input.index] == nil else { return streamChanged(input) }
+        let id = StreamID(sinkInput: input.index)
+        let savedStart = actuation.streamAppeared(input)
+        feed(.streamStarted(id, input.properties, player: players.playerForNewStream(input)))
+        actuation.streamDecided(input.index, savedStart)
+        if input.corked {
+            feed(.playback(id, playing: false))
+        } else if players.isPlaying(input.index) {
+            // Its player already says Playing (a new track's stream): the engine hears it, and the app
+            // owns Now Playing at once.
+            feed(.playback(id, playing: true))
+        }
+        actuation.prepareJournalEntry(input.index)
+    }
+
+    private func streamChanged(_ input: SinkInput) {
+        guard let old = actuation.streamChanged(input) else { return streamAdded(input) }
+        defer { actuation.prepareJournalEntry(input.index) }
+        let id = StreamID(sinkInput: input.index)
+        if input.properties != old.properties { feed(.streamChanged(id, input.properties)) }
+        if input.corked != old.corked { feed(.playback(id, playing: !input.corked)) }
+        guard input.levelChange == .theirs else { return }
+        if input.theirVolume { feed(.userVolume(id, input.volume.averageLinear)) }
+        if input.theirMute {
+            actuation.userMuted(input.index)
+            feed(.userMute(id, input.muted))
+        }
+        actuation.journalSync(input.index)
+    }
+
+    private func streamRemoved(_ index: UInt32) {
+        guard let input = actuation.streams[index]?.input else { return }
+        actuation.meters.stop(index)
+        feed(.streamEnded(StreamID(sinkInput: index)))
+        players.streamEnded(index)
+        onStreamEnded(input)
+        actuation.streamEnded(index)
+    }
+
+    // MARK: - Microphones
+
+    /// A capture stream appeared or changed. It counts as an app recording from a microphone while it is
+    /// uncorked and records from a real source: not a monitor (that records what plays), not a meter
+    /// (pavucontrol's or ours).
+    private func captureChanged(_ capture: SourceOutput) {
+        let recording = !capture.isMonitor && !capture.isPeakDetect && !capture.isOwnMeter && !capture.corked
+        guard recording != recordingCaptures.contains(capture.index) else { return }
+        let id = StreamID(capture: capture.index)
+        if recording {
+            recordingCaptures.insert(capture.index)
+            log.info("capture \(capture.index) (\(capture.applicationName ?? "?")): recording from a microphone")
+            feed(.captureStarted(id, capture.properties))
+        } else {
+            recordingCaptures.remove(capture.index)
+            log.info("capture \(capture.index): no longer recording")
+            feed(.captureEnded(id))
+        }
+    }
+
+    private func captureRemoved(_ index: UInt32) {
+        guard recordingCaptures.remove(index) != nil else { return }
+        log.info("capture \(index): ended")
+        feed(.captureEnded(StreamID(capture: index)))
+    }
+}

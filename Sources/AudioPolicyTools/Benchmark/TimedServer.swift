@@ -1,0 +1,128 @@
+import AudioPolicyDaemon
+import EventLoop
+import SoundServer
+
+/// The real sound server with stopwatches on, for `bench`: the daemon runs on it unchanged and is timed
+/// from the outside.
+///
+/// Each new stream: when the server announced it and described it (``PulseConnection/onStreamTimed``),
+/// and when the daemon's handling of it returned — by then its duck requests have left. Each peak of a
+/// measured stream: when it arrived, and when the daemon's handling returned, if that wrote a volume.
+/// Nothing of this rides through the daemon's own types.
+public final class TimedServer: StreamServer {
+    private let inner: PulseConnection
+    /// Timings are kept only while this is on.
+    public var recording = false
+    /// New stream announced → described → requests sent.
+    public private(set) var reactions: [ReactionTime] = []
+    /// A measured stream first heard → its loud peak arrived → the ducks it caused sent.
+    public private(set) var audibilityReactions: [ReactionTime] = []
+    private var timed: [UInt32: (announced: UInt64, described: UInt64)] = [:]
+    private var heard: [UInt32: UInt64] = [:]
+    private var volumeWrites = 0
+
+    public init(loop: MainLoop) {
+        inner = PulseConnection(loop: loop, applicationName: "audio-policyd")
+        inner.onStreamTimed = { [unowned self] index, announced, described in
+            timed[index] = (announced, described)
+        }
+    }
+
+    public func clearReactions() {
+        reactions = []
+    }
+
+    public func clearAudibilityReactions() {
+        audibilityReactions = []
+    }
+
+    // MARK: - Timed
+
+    public var onStreamAdded: (SinkInput) -> Void {
+        get { inner.onStreamAdded }
+        set {
+            inner.onStreamAdded = { [unowned self] input in
+                heard[input.index] = MainLoop.monotonicMicroseconds()
+                newValue(input)
+                guard let times = timed.removeValue(forKey: input.index), recording else { return }
+                reactions.append(ReactionTime(announced: times.announced, described: times.described,
+                                              acted: MainLoop.monotonicMicroseconds()))
+            }
+        }
+    }
+
+    public var onStreamRemoved: (UInt32) -> Void {
+        get { inner.onStreamRemoved }
+        set {
+            inner.onStreamRemoved = { [unowned self] index in
+                heard[index] = nil
+                timed[index] = nil
+                newValue(index)
+            }
+        }
+    }
+
+    public func meter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> PeakMeter? {
+        inner.meter(sinkInput: sinkInput, sink: sink) { [unowned self] peak in
+            let peakAt = MainLoop.monotonicMicroseconds()
+            let writesBefore = volumeWrites
+            onPeak(peak)
+            guard recording, volumeWrites != writesBefore, let heardAt = heard[sinkInput] else { return }
+            audibilityReactions.append(ReactionTime(announced: heardAt, described: peakAt,
+                                                    acted: MainLoop.monotonicMicroseconds()))
+        }
+    }
+
+    public func setVolume(index: UInt32, volumes: ChannelVolumes) {
+        volumeWrites += 1
+        inner.setVolume(index: index, volumes: volumes)
+    }
+
+    // MARK: - Passed through
+
+    public var onStateChange: (PulseConnection.State) -> Void {
+        get { inner.onStateChange }
+        set { inner.onStateChange = newValue }
+    }
+    public var onInitialStreams: ([SinkInput]) -> Void {
+        get { inner.onInitialStreams }
+        set { inner.onInitialStreams = newValue }
+    }
+    public var onStreamChanged: (SinkInput) -> Void {
+        get { inner.onStreamChanged }
+        set { inner.onStreamChanged = newValue }
+    }
+    public var onInitialCaptures: ([SourceOutput]) -> Void {
+        get { inner.onInitialCaptures }
+        set { inner.onInitialCaptures = newValue }
+    }
+    public var onCaptureAdded: (SourceOutput) -> Void {
+        get { inner.onCaptureAdded }
+        set { inner.onCaptureAdded = newValue }
+    }
+    public var onCaptureChanged: (SourceOutput) -> Void {
+        get { inner.onCaptureChanged }
+        set { inner.onCaptureChanged = newValue }
+    }
+    public var onCaptureRemoved: (UInt32) -> Void {
+        get { inner.onCaptureRemoved }
+        set { inner.onCaptureRemoved = newValue }
+    }
+    public var onError: (String) -> Void {
+        get { inner.onError }
+        set { inner.onError = newValue }
+    }
+    public var state: PulseConnection.State { inner.state }
+    public var isReady: Bool { inner.isReady }
+    public var serverDescription: String? { inner.serverDescription }
+    public func connect() { inner.connect() }
+    public func drain(_ completion: @escaping () -> Void) { inner.drain(completion) }
+    public func setMute(index: UInt32, muted: Bool) { inner.setMute(index: index, muted: muted) }
+    public func readSavedEntries(completion: @escaping ([StreamRestoreEntry]?) -> Void) {
+        inner.readSavedEntries(completion: completion)
+    }
+    public func writeSavedEntry(name: String, volume: ChannelVolumes, muted: Bool, device: String?,
+                                completion: ((Bool) -> Void)?) {
+        inner.writeSavedEntry(name: name, volume: volume, muted: muted, device: device, completion: completion)
+    }
+}
