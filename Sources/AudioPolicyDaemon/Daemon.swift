@@ -200,11 +200,7 @@ public final class Daemon {
     func feed(_ event: Event) {
         loop.assertOnLoopThread()
         publication.publishInput(event)
-        let commands = live.engine.handle(event, at: clock.now)
-        // Stopping: the engine has released every stream. Nothing it decides now may be carried out (a
-        // grace time running out, or a stream changing, would mute or duck again what the stop is
-        // restoring); only the repair of a stream that ends meanwhile still is.
-        carryOut(stopping ? commands.filter { if case .repairSaved = $0 { true } else { false } } : commands)
+        carryOut(live.engine.handle(event, at: clock.now))
     }
 
     private func carryOut(_ commands: [Command]) {
@@ -229,8 +225,7 @@ public final class Daemon {
     private func armTimer() {
         guard let timer else { return }
         let at = clock.nowPrecise
-        // While stopping, engine deadlines are of no interest (and, never fed, would stay due).
-        let deadline = stopping ? nil : live.nextDeadline.map(Double.init)
+        let deadline = live.nextDeadline.map(Double.init)
         guard let next = [actuation.nextStep(after: at), deadline].compactMap({ $0 }).min() else {
             timer.cancel()
             return
@@ -240,7 +235,7 @@ public final class Daemon {
 
     private func timerFired() {
         actuation.stepRamps()
-        if !stopping, let due = live.nextDeadline, due <= clock.now { feed(.tick) }
+        if let due = live.nextDeadline, due <= clock.now { feed(.tick) }
         armTimer()
         if stopping, actuation.rampsIdle { finishStop() }
     }
@@ -290,7 +285,8 @@ public final class Daemon {
         players.stop()
         notifier.send("STOPPING=1")
         log.info("stopping: restoring every stream")
-        carryOut(live.engine.releaseAll(at: clock.now, fade: options.stopFade))
+        // The engine restores every stream and, from now on, changes none (``Event/stop(fade:)``).
+        feed(.stop(fade: options.stopFade))
         if actuation.rampsIdle { finishStop() }
     }
 

@@ -387,10 +387,34 @@ struct EngineLifecycleTests {
         h.at(2000, stream("call", role: "phone"))
         h.at(2100, stream("nav", role: "navigation"))
         h.at(2200, stream("radio", role: "music"))
-        let out = h.engine.releaseAll(at: 2300, fade: 200)
+        let out = h.engine.handle(.stop(fade: 200), at: 2300)
         #expect(out.contains(.unmute("game", to: 1, fade: 200)))
         #expect(out.contains(.unmute("nav", to: 1, fade: 200)))
         #expect(h.engine.factor(of: "game", at: 2500) == 1)
+    }
+
+    @Test("after a stop nothing is changed again and nothing is due, but a stream that ends still changed is repaired")
+    func stopped() {
+        var h = EngineHarness()
+        h.at(0, music("mpv"))
+        h.at(1000, stream("nav", role: "navigation"))
+        _ = h.engine.handle(.stop(fade: 200), at: 1100)
+        #expect(h.engine.isStopped)
+        #expect(h.engine.nextDeadline == nil, "no grace, hold or pause confirmation is due after a stop")
+        // Ended mid-restore: still changed, so its saved volume is repaired; nothing else is asked for.
+        let ended = h.engine.handle(.streamEnded("mpv"), at: 1150)
+        #expect(ended.contains(.repairSaved("mpv")))
+        #expect(ended.allSatisfy { if case .repairSaved = $0 { true } else if case .decision = $0 { true } else { false } })
+        // A new primary stream over a live one after the stop: no pause, no duck, no mute.
+        h.at(1200, stream("game", role: "game"))
+        let later = h.engine.handle(.streamStarted("radio", ["media.role": "music"], player: nil), at: 1300)
+            + h.engine.handle(.tick, at: 60_000)
+        #expect(later.allSatisfy { if case .decision = $0 { true } else { false } }, "\(later)")
+        // The control: without the stop, the same prompt asks for something (a duck).
+        var control = EngineHarness()
+        control.at(0, music("mpv"))
+        let ducks = control.engine.handle(.streamStarted("nav", ["media.role": "navigation"], player: nil), at: 1000)
+        #expect(ducks.contains { if case .ramp = $0 { true } else { false } })
     }
 
     @Test("a new policy reclassifies live streams and their effects follow")

@@ -18,6 +18,8 @@ public struct Engine: Sendable {
     var measured: Set<StreamID> = []
     /// Live capture streams (microphones), by the app they belong to.
     var captures: [StreamID: Capture] = [:]
+    /// After ``Event/stop(fade:)``: streams are followed, no longer changed.
+    public private(set) var isStopped = false
 
     static let endedMemory = 256
 
@@ -32,6 +34,8 @@ public struct Engine: Sendable {
         lastReconcile = max(lastReconcile, now)
         var out: [Command] = []
         switch event {
+        case let .stop(fade):
+            return releaseAll(at: now, fade: fade)
         case let .streamStarted(id, properties, player):
             start(id, properties: properties, player: player, className: nil, now: now, into: &out)
         case let .interruptionBegan(token, className, properties):
@@ -82,6 +86,10 @@ public struct Engine: Sendable {
         case .tick:
             break
         }
+        // Stopped: what happens is followed, but no stream is changed again (see ``Event/stop(fade:)``).
+        guard !isStopped else {
+            return out.filter { if case .repairSaved = $0 { true } else if case .decision = $0 { true } else { false } }
+        }
         confirmPauses(now: now, into: &out)
         reconcile(now: now, into: &out)
         return out
@@ -90,6 +98,7 @@ public struct Engine: Sendable {
     /// Swaps in a new policy: every stream is classified anew and the effects follow.
     public mutating func replacePolicy(_ policy: Policy, at now: Milliseconds) -> [Command] {
         self.policy = policy
+        guard !isStopped else { return [] }
         for id in streams.ids {
             guard var stream = streams[id] else { continue }
             if stream.isHook {
@@ -109,7 +118,8 @@ public struct Engine: Sendable {
     /// Undoes everything the policy did, for a clean stop: ducks ramp back over `fade` ms, muted
     /// streams are unmuted. Players the engine paused stay paused (resuming them over a call would be
     /// worse than a paused player), and nothing new is decided.
-    public mutating func releaseAll(at now: Milliseconds, fade: Milliseconds) -> [Command] {
+    private mutating func releaseAll(at now: Milliseconds, fade: Milliseconds) -> [Command] {
+        isStopped = true
         var out: [Command] = []
         for id in streams.ids {
             guard var stream = streams[id], stream.isLive, !stream.isHook else { continue }
@@ -132,6 +142,7 @@ public struct Engine: Sendable {
     /// When the engine next needs a ``Event/tick`` (a grace time, a hold or a player's time to confirm
     /// Pause ends), if ever.
     public var nextDeadline: Milliseconds? {
+        guard !isStopped else { return nil }
         var next: Milliseconds?
         for stream in streams.values {
             var due: Milliseconds?

@@ -44,6 +44,12 @@ public enum Event: Hashable, Sendable {
     case captureStarted(StreamID, Properties)
     /// The capture stream ended (or was corked).
     case captureEnded(StreamID)
+    /// The daemon stops cleanly: every duck ramps back over `fade` ms and every policy mute is undone
+    /// (players it paused stay paused: resuming them behind the user's back, over a call perhaps, would
+    /// be worse). From then on the engine follows what happens but changes no stream — a grace running
+    /// out or a new stream must not duck or mute again what the stop is restoring — except that a stream
+    /// ending while still changed gets its saved volume repaired.
+    case stop(fade: Milliseconds)
     /// Time passed: a deadline from ``Engine/nextDeadline`` was reached.
     case tick
 }

@@ -11,7 +11,7 @@
 public struct FixtureEvent: Hashable, Sendable {
     /// The verb (`start`, `end`, `volume`, …), one of ``FixtureLoader/eventVerbs``.
     public var verb: String
-    /// The stream, token or player the verb names.
+    /// The stream, token or player the verb names (for `stop`, the fade: `"200 ms"`).
     public var id: String
     public var properties: Properties?
     public var player: String?
@@ -55,6 +55,7 @@ public struct FixtureEvent: Hashable, Sendable {
         case let .captureStarted(id, properties):
             self.init(verb: "capture", id: id.rawValue, properties: nonEmpty(properties))
         case let .captureEnded(id): self.init(verb: "capture-end", id: id.rawValue)
+        case let .stop(fade): self.init(verb: "stop", id: "\(fade) ms")
         case .tick: return nil
         }
     }

@@ -72,7 +72,7 @@ public enum FixtureLoader {
 
     static let eventVerbs = ["start", "end", "volume", "mute", "playing", "paused", "interrupt", "release", "change",
                             "player-gone", "audible", "silent", "measuring", "capture", "capture-end",
-                            "player-changed", "pause-ignored", "claim"]
+                            "player-changed", "pause-ignored", "claim", "stop"]
     /// The keys each verb takes besides `at`; the first list is required.
     static let eventOptions: [String: (required: [String], optional: [String])] = [
         "start": ([], ["properties", "player"]),
@@ -123,6 +123,10 @@ extension FixtureLoader {
             reader.fail(location, "`\(verb)` needs `\(key)`")
         }
 
+        // `stop` names no stream: its value is the restore fade.
+        if verb == "stop" {
+            return reader.duration(table, "stop", at: path).map { .event(.stop(fade: $0)) }
+        }
         // Read everything the verb takes before giving up, so every error is reported.
         let id = readID(table, verb, at: path, reader).map { StreamID($0) }
         switch verb {
