@@ -64,7 +64,7 @@ struct EngineHarness {
         let out = engine.handle(event, at: time).filter { if case .decision = $0 { false } else { true } }
         commands += out.map { (time, $0) }
         if playersObeyPause {
-            for case let .pause(id, _) in out { _ = engine.handle(.playback(id, playing: false), at: time) }
+            for answer in out.compactMap(\.obedientAnswer) { _ = engine.handle(answer, at: time) }
         }
         return out
     }

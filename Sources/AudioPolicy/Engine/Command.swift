@@ -26,6 +26,12 @@ public enum Command: Hashable, Sendable {
     case nowPlaying(StreamID?)
     /// A decision worth a log line: why a stream was ducked, paused, restored.
     case decision(Decision)
+
+    /// What an obedient player answers at once: Paused to a `.pause`. Fixture replays and engine tests
+    /// simulate such players (`players-obey-pause`), as a real one answers within milliseconds.
+    public var obedientAnswer: Event? {
+        if case let .pause(id, _) = self { .playback(id, playing: false) } else { nil }
+    }
 }
 
 /// One logged decision: which stream, which class, which rule, what was done.

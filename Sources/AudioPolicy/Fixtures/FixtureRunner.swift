@@ -75,7 +75,7 @@ public struct FixtureRunner: Sendable {
             observe(engine, .after(event, at: now, commands: commands))
             // Obedient players say Paused at once (a real one takes a few ms; nothing happens between).
             guard fixture.playersObeyPause else { return }
-            for case let .pause(id, _) in commands { handle(.playback(id, playing: false)) }
+            for answer in commands.compactMap(\.obedientAnswer) { handle(answer) }
         }
         for step in fixture.steps {
             while let due = engine.nextDeadline, due <= step.at {
