@@ -19,15 +19,15 @@ extension MediaPlayers {
         var origin = StreamOrigin(input.properties)
         let player = all.isEmpty ? nil
             : PlayerMatch.player(lineages: origin.readLineages(), appIDs: origin.appIDs, among: all)
+        origin.player = player
         origins[input.index] = origin
-        streamPlayers[input.index] = player
         if let player { log.debug("stream \(input.index): played by \(player)") }
         return player
     }
 
     /// Whether the player of a new stream already says Playing (a new track's stream).
     func isPlaying(_ index: UInt32) -> Bool {
-        guard let player = streamPlayers[index] else { return false }
+        guard let player = origins[index]?.player else { return false }
         return busPlayer(player)?.status == .playing
     }
 
@@ -38,9 +38,10 @@ extension MediaPlayers {
             guard var origin = origins[index] else { continue }
             let player = all.isEmpty ? nil
                 : PlayerMatch.player(lineages: origin.readLineages(), appIDs: origin.appIDs, among: all)
+            let changed = player != origin.player
+            origin.player = player
             origins[index] = origin
-            guard player != streamPlayers[index] else { continue }
-            streamPlayers[index] = player
+            guard changed else { continue }
             log.info("stream \(index): \(player.map { "played by \($0)" } ?? "no player any more")")
             feed(.playerChanged(StreamID(sinkInput: index), player))
         }
@@ -48,8 +49,7 @@ extension MediaPlayers {
 
     /// A stream ended: its player is remembered as the player it last played for.
     func streamEnded(_ index: UInt32) {
-        origins[index] = nil
-        if let player = streamPlayers.removeValue(forKey: index) {
+        if let player = origins.removeValue(forKey: index)?.player {
             lastStreamOfPlayer[player] = StreamID(sinkInput: index)
         }
     }
@@ -58,7 +58,7 @@ extension MediaPlayers {
     /// player while it plays, its last player after it ended, the claiming connection for a claim.
     func player(standingFor id: StreamID) -> PlayerID? {
         if let claim = claims.values.first(where: { $0.token == id }) { return claim.player }
-        if let index = id.sinkInput, origins[index] != nil { return streamPlayers[index] }
+        if let index = id.sinkInput, let origin = origins[index] { return origin.player }
         return lastStreamOfPlayer.first { $0.value == id }?.key
     }
 }

@@ -41,10 +41,8 @@ final class MediaPlayers {
 
     // MARK: Streams and their players
 
-    /// Where each live stream comes from: one entry per stream the server has told of.
+    /// Where each live stream comes from, and its player: one entry per stream the server has told of.
     var origins: [UInt32: StreamOrigin] = [:]
-    /// The player each live stream is mapped to: what the engine was told.
-    var streamPlayers: [UInt32: PlayerID] = [:]
     /// The last stream each player played, once ended (the engine may keep it as the app's Now Playing stream).
     var lastStreamOfPlayer: [PlayerID: StreamID] = [:]
     /// Hooks that claimed Now Playing, by connection.
@@ -179,7 +177,7 @@ final class MediaPlayers {
 
     /// Tells the engine that every stream `player` plays is playing or not.
     func feedPlayback(of player: PlayerID, playing: Bool) {
-        for (index, mapped) in streamPlayers.sorted(by: { $0.key < $1.key }) where mapped == player {
+        for (index, origin) in origins.sorted(by: { $0.key < $1.key }) where origin.player == player {
             feed(.playback(StreamID(sinkInput: index), playing: playing))
         }
     }

@@ -1,7 +1,7 @@
 import AudioPolicy
 import SessionBus
 
-/// Where a stream comes from, for finding its player: its process lineages and app ids.
+/// Where a stream comes from — its process lineages and app ids — and the player found from that.
 ///
 /// Read once when the stream starts; the lineages only once there is a player to look for in them
 /// (reading them costs tens of microseconds a process: not on a new stream's way to its decision when
@@ -10,6 +10,8 @@ struct StreamOrigin {
     var pids: [Int32]
     var lineages: [[Int32]]?
     var appIDs: Set<String>
+    /// The player it is mapped to now: what the engine was told.
+    var player: PlayerID?
 
     init(_ properties: Properties) {
         pids = PlayerMatch.pids(in: properties)
