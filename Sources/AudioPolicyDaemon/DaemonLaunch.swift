@@ -81,6 +81,10 @@ public enum DaemonLaunch {
         public struct UsageError: Error, Equatable, CustomStringConvertible {
             public var description: String
             public static let exitCode: Int32 = 64
+
+            public init(description: String) {
+                self.description = description
+            }
         }
 
         /// Parses the arguments after the program's name: `--policy FILE`, `--socket PATH` (each also
