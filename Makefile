@@ -25,7 +25,8 @@ SWIFT ?= swift
 SWIFTFLAGS ?= -c release --static-swift-stdlib
 SCRATCH ?= .build
 BIN ?= $(SCRATCH)/release/audio-policyd
-# The daemon alone: by default the one built next to BIN.
+# The daemon alone: by default the one built next to BIN (set DAEMON_BIN too when BIN is a binary
+# built elsewhere without it).
 DAEMON_BIN ?= $(dir $(BIN))audio-policyd-daemon
 GENERATED ?= $(SCRATCH)/dist
 INSTALL ?= install
