@@ -10,6 +10,8 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "audio-policyd", targets: ["audio-policyd"]),
+        // The daemon alone (what `audio-policyd run` and the systemd unit run): no argument parser, no tools.
+        .executable(name: "audio-policyd-daemon", targets: ["audio-policyd-daemon"]),
         .library(name: "AudioPolicy", targets: ["AudioPolicy"]),
     ],
     dependencies: [
@@ -75,6 +77,12 @@ let package = Package(
                 "FoundationGaps",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            swiftSettings: essentials
+        ),
+        // `audio-policyd run` without the rest of the command line: the running daemon maps only what it runs.
+        .executableTarget(
+            name: "audio-policyd-daemon",
+            dependencies: ["AudioPolicyDaemon", "FoundationGaps"],
             swiftSettings: essentials
         ),
         // The fuzzers' seeded generator and settings (FUZZ_SEED, FUZZ_SCALE), shared by the test targets.

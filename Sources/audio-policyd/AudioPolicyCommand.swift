@@ -1,4 +1,5 @@
 import ArgumentParser
+import AudioPolicyDaemon
 
 /// `audio-policyd`: the root command; each concept is a subcommand in its own file.
 @main
@@ -6,7 +7,7 @@ struct AudioPolicyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audio-policyd",
         abstract: "Audio interruption policy for Linux desktops: pause, duck and resume streams like a phone does.",
-        version: "0.1.0",
+        version: DaemonLaunch.version,
         subcommands: [
             Run.self,
             Status.self,

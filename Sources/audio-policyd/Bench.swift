@@ -1,5 +1,6 @@
 import ArgumentParser
 import AudioPolicy
+import AudioPolicyDaemon
 import AudioPolicyTools
 import Dispatch
 import FoundationEssentials

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AudioPolicy
+import AudioPolicyDaemon
 import FoundationEssentials
 import Glibc
 

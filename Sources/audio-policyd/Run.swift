@@ -1,65 +1,53 @@
 import ArgumentParser
-import AudioPolicy
 import AudioPolicyDaemon
-import FoundationEssentials
+import FoundationGaps
 import Glibc
 
 /// `audio-policyd run`: the daemon, in the foreground.
+///
+/// When `audio-policyd-daemon` sits next to this executable (as `make install`, `scripts/run` and
+/// `swift build` put it), `run` execs it with the same options: the same process (pid, descriptors,
+/// environment: systemd and the tests see no difference), without this binary's command-line tools
+/// mapped (README, Memory). Without it, the daemon runs in this process, the same code
+/// (``DaemonLaunch/run(policy:socket:verbose:)``) either way.
 struct Run: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Run the daemon in the foreground: apply the policy to every playback stream, live.",
-        discussion: """
-            Connects to the session's sound server (PulseAudio, or PipeWire through pipewire-pulse; \
-            PULSE_SERVER is honoured) and reconnects if it goes away. SIGHUP reloads the policy (a bad \
-            one is reported and the old one stays); SIGTERM/SIGINT restore every stream, then exit.
-            Policy: --policy, else $XDG_CONFIG_HOME/audio-policyd/policy.toml, else \
-            /etc/audio-policyd/policy.toml, else the embedded default.
-            """)
+    static let configuration = CommandConfiguration(abstract: DaemonLaunch.abstract,
+                                                    discussion: DaemonLaunch.discussion)
 
-    @Option(name: .long, help: "Policy file (default: see below).")
+    @Option(name: .long, help: ArgumentHelp(DaemonLaunch.policyHelp))
     var policy: String?
 
     @OptionGroup var control: SocketOption
 
-    @Flag(name: .shortAndLong, help: "Log every stream and event, not only decisions.")
+    @Flag(name: .shortAndLong, help: ArgumentHelp(DaemonLaunch.verboseHelp))
     var verbose = false
 
     func run() throws {
-        let path = PolicyFile.configuredPath(explicit: policy)
-        let loaded: Policy
-        do {
-            loaded = try PolicyFile.load(path: path)
-        } catch {
-            printErrors(error)
-            throw ExitCode.failure
+        let arguments = DaemonLaunch.Arguments(policy: policy, socket: control.socket, verbose: verbose)
+        if let daemon = Self.daemonExecutable() {
+            Self.exec(daemon, arguments.commandLine)
         }
-        var options = DaemonOptions(policy: loaded, policyPath: path,
-                                    socketPath: control.path, verbose: verbose)
-        // The log on tmpfs when the session has a runtime folder, made durable in the state folder.
-        if let log = JournalStore.defaultLogPath() {
-            options.journalPath = log
-            options.journalDurableCopy = JournalStore.defaultPath()
-        } else {
-            options.journalPath = JournalStore.defaultPath()
-        }
-        let daemon = Daemon(options: options) { path in try PolicyFile.load(path: path) }
-        let code = try daemon.run()
+        let code = try DaemonLaunch.run(policy: policy, socket: control.socket, verbose: verbose)
         if code != 0 { throw ExitCode(code) }
     }
-}
 
-extension PolicyFile {
-    /// The policy file in force: the explicit one, else the user's, else the system's, else none
-    /// (the embedded default).
-    static func configuredPath(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment)
-        -> String? {
-        if let explicit { return explicit }
-        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (environment["HOME"].map { $0 + "/.config" } ?? "")
-        for candidate in [config + "/audio-policyd/policy.toml", "/etc/audio-policyd/policy.toml"]
-            where FileManager.default.fileExists(atPath: candidate) {
-            return candidate
-        }
-        return nil
+    /// `audio-policyd-daemon` in this executable's folder, if it is there and may be run.
+    static func daemonExecutable() -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        let me = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let daemon = me.pathFolder + "/" + DaemonLaunch.executableName
+        return access(daemon, X_OK) == 0 ? daemon : nil
+    }
+
+    /// Replaces this process by `executable` with `arguments`; returns only if that failed (said on
+    /// standard error: the daemon then runs in this process).
+    static func exec(_ executable: String, _ arguments: [String]) {
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        execv(executable, argv)
+        let reason = String(cString: strerror(errno))
+        argv.forEach { free($0) }
+        StandardStream.error.write("audio-policyd: cannot run \(executable) (\(reason)); running the daemon in this process\n")
     }
 }

@@ -1,9 +1,10 @@
 import ArgumentParser
+import AudioPolicyDaemon
 import ControlProtocol
 
 /// `--socket PATH`, for every command that talks to the daemon: one definition, one default.
 struct SocketOption: ParsableArguments {
-    @Option(name: .long, help: "Control socket path (default: $XDG_RUNTIME_DIR/audio-policyd/control).")
+    @Option(name: .long, help: ArgumentHelp(DaemonLaunch.socketHelp))
     var socket: String?
 
     /// The socket to use: the one given, else the daemon's default.

@@ -173,7 +173,7 @@ struct ServiceInstallTests {
         try template.replacingOccurrences(of: "@bindir@", with: bindir).write(to: unit, atomically: true, encoding: .utf8)
         let keys = UnitFile(text: template)
         #expect(keys["Service", "Type"] == ["notify"])
-        #expect(keys["Service", "ExecStart"] == ["@bindir@/audio-policyd run"])
+        #expect(keys["Service", "ExecStart"] == ["@bindir@/audio-policyd-daemon"])
         #expect(keys["Service", "Restart"] == ["on-failure"])
         #expect(keys["Service", "ExecReload"]?.first?.contains("-HUP") == true)
         #expect(keys["Unit", "After"]?.first?.contains("pipewire-pulse.service") == true)
@@ -209,7 +209,7 @@ struct ServiceInstallTests {
         try run(make + ["install"], timeout: 60)
 
         let expected = [
-            "usr/bin/audio-policyd", "usr/lib/systemd/user/audio-policyd.service",
+            "usr/bin/audio-policyd", "usr/bin/audio-policyd-daemon", "usr/lib/systemd/user/audio-policyd.service",
             "usr/share/doc/audio-policyd/examples/policy.toml", "usr/share/man/man1/audio-policyd.1",
             "usr/share/bash-completion/completions/audio-policyd", "usr/share/zsh/site-functions/_audio-policyd",
             "usr/share/fish/vendor_completions.d/audio-policyd.fish",
@@ -219,8 +219,9 @@ struct ServiceInstallTests {
             #expect(FileManager.default.fileExists(atPath: path), "missing \(file)")
         }
         #expect(FileManager.default.isExecutableFile(atPath: stage + "/usr/bin/audio-policyd"))
+        #expect(FileManager.default.isExecutableFile(atPath: stage + "/usr/bin/audio-policyd-daemon"))
         let unit = try String(contentsOfFile: stage + "/usr/lib/systemd/user/audio-policyd.service", encoding: .utf8)
-        #expect(unit.contains("\nExecStart=/usr/bin/audio-policyd run\n") && !unit.contains("@bindir@"), "\(unit)")
+        #expect(unit.contains("\nExecStart=/usr/bin/audio-policyd-daemon\n") && !unit.contains("@bindir@"), "\(unit)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: stage + "/usr/share/doc/audio-policyd/examples/policy.toml"))
             == Data(contentsOf: TestEnvironment.defaultPolicy))
         for completion in expected.filter({ $0.contains("completion") || $0.contains("zsh") }) {

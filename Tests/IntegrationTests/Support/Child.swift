@@ -134,18 +134,25 @@ func run(_ arguments: String..., timeout: Double = 10) throws -> String {
 
 @discardableResult
 func run(_ arguments: [String], timeout: Double = 10) throws -> String {
+    let result = try outcome(arguments, timeout: timeout)
+    guard result.code == 0 else {
+        throw CommandFailure(description: "`\(arguments.joined(separator: " "))` exited with \(result.code): \(result.errors)")
+    }
+    return result.output
+}
+
+/// Runs a short command to completion and returns its exit code, standard output and standard error,
+/// whatever the code; throws only when it takes longer than `timeout` seconds.
+func outcome(_ arguments: [String], environment: [String: String]? = nil,
+             timeout: Double = 10) throws -> (code: Int32, output: String, errors: String) {
     let output = Pipe(), errors = Pipe()
-    let child = try Child(arguments, standardOutput: output, standardError: errors)
+    let child = try Child(arguments, environment: environment, standardOutput: output, standardError: errors)
     let out = PipeReader(output), err = PipeReader(errors)
     guard let code = child.wait(timeout: timeout) else {
         child.kill()
         throw CommandFailure(description: "`\(child.name)` did not finish within \(timeout) s")
     }
-    let text = out.text(timeout: 2), errorText = err.text(timeout: 2)
-    guard code == 0 else {
-        throw CommandFailure(description: "`\(child.name)` exited with \(code): \(errorText)")
-    }
-    return text
+    return (code, out.text(timeout: 2), err.text(timeout: 2))
 }
 
 /// Reads a pipe to its end on a thread of its own (so two pipes cannot block each other).

@@ -19,6 +19,11 @@ enum TestEnvironment {
     static let daemonBinary = variables["AUDIO_POLICYD_BIN"].flatMap { $0.isEmpty ? nil : $0 }
         ?? packageRoot.appendingPathComponent(".build/debug/audio-policyd").path
 
+    /// The daemon-only executable next to ``daemonBinary`` (`swift build` and `make install` put it
+    /// there), which `audio-policyd run` hands over to.
+    static let daemonOnlyBinary = URL(fileURLWithPath: daemonBinary).deletingLastPathComponent()
+        .appendingPathComponent("audio-policyd-daemon").path
+
     /// The default policy as shipped.
     static let defaultPolicy = packageRoot.appendingPathComponent("policies/default.toml")
 

@@ -1,20 +1,19 @@
 import AudioPolicy
-import AudioPolicyDaemon
 import FoundationEssentials
 import FoundationGaps
 import Glibc
 
-/// Reads policy files for the subcommands: a path, or the embedded default when there is none.
-enum PolicyFile {
+/// Reads policy files for the daemon and the subcommands: a path, or the embedded default when there is none.
+public enum PolicyFile {
     /// Loads the policy at `path`, or ``Policy/embeddedDefault`` for nil. An unreadable file is one
     /// located error, `PATH:1:1: cannot read: reason`, like any other.
-    static func load(path: String?) throws(LocatedErrors) -> Policy {
+    public static func load(path: String?) throws(LocatedErrors) -> Policy {
         guard let path else { return Policy.embeddedDefault }
         return try PolicyLoader.load(text: try readText(path), file: path)
     }
 
     /// The UTF-8 text of the file at `path`.
-    static func readText(_ path: String) throws(LocatedErrors) -> String {
+    public static func readText(_ path: String) throws(LocatedErrors) -> String {
         func cannotRead(_ reason: String) -> LocatedErrors {
             LocatedErrors([LocatedError(SourceLocation(file: path, line: 1, column: 1), "cannot read: \(reason)")])
         }
@@ -35,6 +34,20 @@ enum PolicyFile {
         return text
     }
 
+    /// The policy file in force: the explicit one, else the user's, else the system's, else none
+    /// (the embedded default).
+    public static func configuredPath(explicit: String?,
+                                      environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let explicit { return explicit }
+        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (environment["HOME"].map { $0 + "/.config" } ?? "")
+        for candidate in [config + "/audio-policyd/policy.toml", "/etc/audio-policyd/policy.toml"]
+            where FileManager.default.fileExists(atPath: candidate) {
+            return candidate
+        }
+        return nil
+    }
+
     private static func errorText(_ code: Int32) -> String {
         lowercasingFirst(String(cString: strerror(code)))
     }
@@ -46,7 +59,7 @@ enum PolicyFile {
 }
 
 /// Writes each error as `FILE:LINE:COLUMN: message` on standard error.
-func printErrors(_ errors: LocatedErrors) {
+public func printErrors(_ errors: LocatedErrors) {
     for error in errors.errors {
         StandardStream.error.write((error.description + "\n"))
     }

@@ -1,0 +1,150 @@
+import AudioPolicy
+import ControlProtocol
+import FoundationEssentials
+import FoundationGaps
+import Glibc
+
+/// Starting the daemon from a command line. Two executables do it and take the same options:
+/// `audio-policyd-daemon`, the daemon alone (what the service runs: no command-line tools are linked
+/// into it, so it maps less; README, Memory), and `audio-policyd run`, which hands over to it when it
+/// sits next to `audio-policyd` and runs the daemon in its own process otherwise.
+public enum DaemonLaunch {
+    /// The version both executables report.
+    public static let version = "0.1.0"
+    /// The daemon-only executable, installed next to `audio-policyd`.
+    public static let executableName = "audio-policyd-daemon"
+
+    /// What the daemon does, for both executables' help.
+    public static let abstract = "Run the daemon in the foreground: apply the policy to every playback stream, live."
+    public static let discussion = """
+        Connects to the session's sound server (PulseAudio, or PipeWire through pipewire-pulse; \
+        PULSE_SERVER is honoured) and reconnects if it goes away. SIGHUP reloads the policy (a bad \
+        one is reported and the old one stays); SIGTERM/SIGINT restore every stream, then exit.
+        Policy: --policy, else $XDG_CONFIG_HOME/audio-policyd/policy.toml, else \
+        /etc/audio-policyd/policy.toml, else the embedded default.
+        """
+    /// Each option's help, for both executables.
+    public static let policyHelp = "Policy file (default: see below)."
+    public static let socketHelp = "Control socket path (default: $XDG_RUNTIME_DIR/audio-policyd/control)."
+    public static let verboseHelp = "Log every stream and event, not only decisions."
+
+    /// Loads the configured policy (``PolicyFile/configuredPath(explicit:environment:)``), chooses the
+    /// journal's files and runs the daemon until SIGTERM/SIGINT. A policy that does not load is written
+    /// on standard error as `FILE:LINE:COLUMN: message` lines, and the daemon does not start.
+    /// - Parameter socket: the control socket; nil: ``ControlSocketPath/default(environment:)``.
+    /// - Returns: the exit code: the daemon's, or 1 for a policy that does not load.
+    public static func run(policy explicit: String?, socket: String?, verbose: Bool) throws -> Int32 {
+        let path = PolicyFile.configuredPath(explicit: explicit)
+        let loaded: Policy
+        do {
+            loaded = try PolicyFile.load(path: path)
+        } catch {
+            printErrors(error)
+            return 1
+        }
+        var options = DaemonOptions(policy: loaded, policyPath: path,
+                                    socketPath: socket ?? ControlSocketPath.default(), verbose: verbose)
+        // The log on tmpfs when the session has a runtime folder, made durable in the state folder.
+        if let log = JournalStore.defaultLogPath() {
+            options.journalPath = log
+            options.journalDurableCopy = JournalStore.defaultPath()
+        } else {
+            options.journalPath = JournalStore.defaultPath()
+        }
+        let daemon = Daemon(options: options) { path in try PolicyFile.load(path: path) }
+        return try daemon.run()
+    }
+
+    // MARK: - The daemon-only executable's command line
+
+    /// What `audio-policyd-daemon` was asked for: `audio-policyd run`'s options.
+    public struct Arguments: Equatable, Sendable {
+        public var policy: String?
+        public var socket: String?
+        public var verbose = false
+
+        public init(policy: String? = nil, socket: String? = nil, verbose: Bool = false) {
+            self.policy = policy
+            self.socket = socket
+            self.verbose = verbose
+        }
+
+        /// What the command line asks for besides running the daemon.
+        public enum Request: Equatable, Sendable {
+            case run(Arguments)
+            case help
+            case version
+        }
+
+        /// A command line the daemon does not take: said on standard error, exit 64 (EX_USAGE, as
+        /// `audio-policyd`'s own parser exits on a usage error).
+        public struct UsageError: Error, Equatable, CustomStringConvertible {
+            public var description: String
+            public static let exitCode: Int32 = 64
+
+            public init(description: String) {
+                self.description = description
+            }
+        }
+
+        /// Parses the arguments after the program's name: `--policy FILE`, `--socket PATH` (each also
+        /// as `--name=value`; the last one given counts), `-v`/`--verbose`, `-h`/`--help`, `--version`.
+        public static func parse(_ arguments: [String]) throws(UsageError) -> Request {
+            var parsed = Arguments()
+            var rest = arguments[...]
+            while let argument = rest.popFirst() {
+                let name = argument.hasPrefix("--") ? String(argument.prefix { $0 != "=" }) : argument
+                let inline = name.count < argument.count ? String(argument.dropFirst(name.count + 1)) : nil
+                func value() throws(UsageError) -> String {
+                    if let inline { return inline }
+                    guard let next = rest.first, !next.hasPrefix("-") || next == "-" else {
+                        throw UsageError(description: "missing value for '\(name)'")
+                    }
+                    return rest.removeFirst()
+                }
+                func flag() throws(UsageError) {
+                    if inline != nil { throw UsageError(description: "'\(name)' takes no value") }
+                }
+                switch name {
+                case "--policy": parsed.policy = try value()
+                case "--socket": parsed.socket = try value()
+                case "-v", "--verbose": try flag(); parsed.verbose = true
+                case "-h", "--help": try flag(); return .help
+                case "--version": try flag(); return .version
+                default:
+                    throw UsageError(description: argument.hasPrefix("-") ? "unknown option '\(argument)'"
+                                                                          : "unexpected argument '\(argument)'")
+                }
+            }
+            return .run(parsed)
+        }
+
+        /// The same as arguments, for ``parse(_:)``: how `audio-policyd run` hands its options over.
+        public var commandLine: [String] {
+            (policy.map { ["--policy=\($0)"] } ?? []) + (socket.map { ["--socket=\($0)"] } ?? [])
+                + (verbose ? ["--verbose"] : [])
+        }
+
+        public static let usage = "USAGE: \(DaemonLaunch.executableName) [--policy <policy>] [--socket <socket>] [--verbose]"
+
+        /// `--help`.
+        public static var help: String {
+            """
+            OVERVIEW: \(abstract)
+
+            \(discussion)
+            The same as `audio-policyd run`: the daemon alone, without the command-line tools.
+
+            \(usage)
+
+            OPTIONS:
+              --policy <policy>       \(policyHelp)
+              --socket <socket>       \(socketHelp)
+              -v, --verbose           \(verboseHelp)
+              --version               Show the version.
+              -h, --help              Show help information.
+
+            """
+        }
+    }
+}
