@@ -70,6 +70,8 @@ public final class Daemon {
     private var later: [Event] = []
     private var laterTimer: MainLoop.Timer?
     private var stopping = false
+    /// The stop's last step has run (the journal closed, the loop told to quit once the server drained).
+    private(set) var stopped = false
 
     /// Called when the daemon has connected and applied the policy to the streams already there.
     public var onReady: () -> Void = {}
@@ -113,7 +115,11 @@ public final class Daemon {
         serverIntake.feed = feed
         serverIntake.onReady = { [unowned self] in self.becameReady() }
         serverIntake.onGone = { [unowned self] in self.serverGone() }
-        serverIntake.onStreamEnded = { [unowned self] input in self.publication.nowPlaying.streamEnded(input) }
+        serverIntake.onStreamEnded = { [unowned self] input in
+            self.publication.nowPlaying.streamEnded(input)
+            // Its ramp went with it: it may have been the last restore the stop was waiting for.
+            if self.stopping, self.actuation.rampsIdle { self.finishStop() }
+        }
         controlIntake.feed = feed
         controlIntake.serverName = { [unowned self] in self.serverIntake.serverName }
     }
@@ -291,6 +297,8 @@ public final class Daemon {
     }
 
     private func finishStop() {
+        guard !stopped else { return }
+        stopped = true
         timer?.cancel()
         actuation.meters.stopAll()
         actuation.closeJournal()

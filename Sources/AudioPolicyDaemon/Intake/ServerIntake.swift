@@ -21,7 +21,7 @@ final class ServerIntake {
     var onReady: () -> Void = {}
     /// The server went away, its streams ended for the engine. Returns whether to connect again.
     var onGone: () -> Bool = { true }
-    /// A sink input ended (after the engine heard of it), for who it was.
+    /// A sink input ended: the engine has heard of it and actuation has let it go (its ramp with it).
     var onStreamEnded: (SinkInput) -> Void = { _ in }
 
     /// The connection, once made (it may still be connecting).
@@ -146,8 +146,8 @@ final class ServerIntake {
         actuation.meters.stop(index)
         feed(.streamEnded(StreamID(sinkInput: index)))
         players.streamEnded(index)
-        onStreamEnded(input)
         actuation.streamEnded(index)
+        onStreamEnded(input)
     }
 
     // MARK: - Microphones
