@@ -3,7 +3,8 @@ import ControlProtocol
 import Logging
 import SessionBus
 
-/// Carrying out the engine's pauses and resumes: over MPRIS, or as an event line to a claiming hook.
+/// Carrying out the engine's pauses and resumes, and media keys for Now Playing: over MPRIS, or as an
+/// event line to a claiming hook.
 extension MediaPlayers {
     /// Asks the player behind a `.pause` or `.resume` to do it. `index` is the stream's sink input, told
     /// to a hook so it knows which of its streams is meant.
@@ -45,5 +46,21 @@ extension MediaPlayers {
         default:
             break
         }
+    }
+
+    /// Sends a remote command (`PlayPause`, `Next`, …) that reached our own MPRIS player to `player`.
+    /// Returns false, without replying, when `player` is neither a claim nor on the bus.
+    func command(_ method: String, _ arguments: [BusValue], to player: PlayerID,
+                 reply: @escaping (Result<[BusValue], BusError>) -> Void) -> Bool {
+        if let claim = claim(of: player) {
+            log.info("now playing: \(method) -> \(claim.application) (claim \(claim.token))")
+            outbox.send(ControlEvent(event: .command, command: method, token: claim.token.rawValue), to: claim.client)
+            reply(.success([]))
+            return true
+        }
+        guard let players, let target = players.player(named: player.rawValue) else { return false }
+        log.info("now playing: \(method) -> \(target.busName)")
+        players.call(target.busName, method: method, arguments, reply: reply)
+        return true
     }
 }

@@ -164,15 +164,8 @@ final class NowPlaying {
             log.info("now playing: \(method) asked, but nothing owns Now Playing")
             return reply(.failure(.reply(name: NowPlayingPlayer.noOwner, text: "nothing owns Now Playing")))
         }
-        let player = players.player(standingFor: id)
-        if let player, let claim = players.claim(of: player) {
-            log.info("now playing: \(method) -> \(claim.application) (claim \(claim.token))")
-            players.outbox.send(ControlEvent(event: .command, command: method, token: claim.token.rawValue), to: claim.client)
-            return reply(.success([]))
-        }
-        if let player, let sessionPlayers = players.players, let target = sessionPlayers.player(named: player.rawValue) {
-            log.info("now playing: \(method) -> \(target.busName)")
-            return sessionPlayers.call(target.busName, method: method, arguments, reply: reply)
+        if let player = players.player(standingFor: id), players.command(method, arguments, to: player, reply: reply) {
+            return
         }
         let name = report()?.application ?? id.rawValue
         log.info("now playing: \(method) asked, but \(name) has no player to control")
