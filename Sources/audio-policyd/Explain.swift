@@ -101,11 +101,16 @@ struct Explanation: Encodable {
             ("class", className),
             ("kind", kind.rawValue),
             ("priority", "\(priority)"),
-            ("duck", String(printf: "%.1f dB (linear %.3f)", duck.decibels, duck.linear)),
         ]
+        // How it ducks and when silence releases it say nothing of a class that interrupts nobody.
+        if !interrupts.isEmpty {
+            lines.append(("duck", String(printf: "%.1f dB (linear %.3f)", duck.decibels, duck.linear)))
+        }
         if let grace { lines.append(("grace", "\(grace) ms of sound")) }
+        if !interrupts.isEmpty {
+            lines.append(("release after", releaseAfter.map { "\($0) ms of silence" } ?? "never (silence does not end it)"))
+        }
         lines += [
-            ("release after", releaseAfter.map { "\($0) ms of silence" } ?? "never (silence does not end it)"),
             ("spoken", spoken ? "yes: paused and resumed instead of ducked" : "no"),
             ("rule", reason),
             ("because", fingerprint.isEmpty ? "no rule matched: the default class"

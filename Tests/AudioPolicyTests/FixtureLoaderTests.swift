@@ -143,7 +143,7 @@ struct FixtureLoaderTests {
             """, file: "f.toml")
         #expect(fixture.steps.map(summary) == [
             "0 @1: streamEnded(b)",
-            "10 @1: streamStarted(a, [:], player: nil)",
+            "10 @1: streamStarted(a, [:], player: nil, playing: true)",
         ])
         #expect(fixture.steps.map(\.location.column) == [36, 10])
     }
@@ -195,7 +195,7 @@ struct FixtureLoaderTests {
             start = "a"
             propertes = {}
             """, errors: [
-                "4:1: unknown key `propertes` in [[event]] (did you mean `properties`?); allowed keys: at, start, end, volume, mute, playing, paused, interrupt, release, change, player-gone, audible, silent, measuring, capture, capture-end, player-changed, pause-ignored, claim, stop, properties, player, level, muted, class",
+                "4:1: unknown key `propertes` in [[event]] (did you mean `properties`?); allowed keys: at, start, end, volume, mute, playing, paused, interrupt, release, change, player-gone, audible, silent, measuring, capture, capture-end, player-changed, pause-ignored, claim, stop, properties, player, level, muted, class, corked",
             ]),
         Bad(name: "keys of another verb", text: """
             [[event]]

@@ -27,10 +27,11 @@ struct PolicyLoaderTests {
     @Test func embeddedDefaultLoads() {
         let policy = Policy.embeddedDefault
         #expect(policy.source == "<embedded default>")
-        #expect(policy.defaultClass == "primary")
+        #expect(policy.defaultClass == "ambient")
         #expect(policy.muteFade == 500)
-        #expect(Set(policy.classes.keys) == ["primary", "call", "navigation", "short", "speech", "notification", "mix"])
-        #expect(policy.rules.count == 16)
+        #expect(Set(policy.classes.keys)
+            == ["primary", "call", "navigation", "short", "speech", "notification", "ambient", "mix"])
+        #expect(policy.rules.count == 18)
     }
 
     @Test func embeddedTextIsPoliciesDefaultToml() throws {
@@ -50,10 +51,11 @@ struct PolicyLoaderTests {
         let classes = Policy.embeddedDefault.classes
         let expected: [(String, InterruptionKind, Int, Set<String>)] = [
             ("primary", .primary, 0, []),
-            ("call", .call, 2, ["short", "navigation", "notification", "primary"]),
-            ("navigation", .short, 1, ["primary"]),
-            ("short", .short, 1, ["primary"]),
-            ("notification", .short, 1, ["primary"]),
+            ("call", .call, 2, ["short", "navigation", "notification", "primary", "ambient"]),
+            ("navigation", .short, 1, ["primary", "ambient"]),
+            ("short", .short, 1, ["primary", "ambient"]),
+            ("notification", .short, 1, ["primary", "ambient"]),
+            ("ambient", .ambient, 0, []),
             ("mix", .mix, 0, []),
         ]
         for (name, kind, rank, outranks) in expected {
@@ -108,7 +110,22 @@ struct PolicyLoaderTests {
         .init(properties: ["application.name": "Chromium", "media.name": "Playback", "recording": "yes"],
               className: "call", rule: "apps recording from a microphone"),
         .init(properties: ["application.name": "Chromium", "media.name": "Playback", "recording": "no"],
-              className: "primary", rule: nil),
+              className: "ambient", rule: nil),
+        // Media: an app with a player (the daemon's pseudo-property `player`), a media role, a media player.
+        .init(properties: ["application.name": "Chromium", "media.name": "Playback",
+                           "player": "org.mpris.MediaPlayer2.chromium.instance42"],
+              className: "primary", rule: "media players"),
+        .init(properties: ["application.name": "mpv"], className: "primary", rule: "media player apps"),
+        .init(properties: ["application.process.binary": "mpg123"], className: "primary", rule: "media player apps"),
+        .init(properties: ["pipewire.access.portal.app_id": "org.videolan.VLC"], className: "primary",
+              rule: "media player apps"),
+        .init(properties: ["application.name": "Spotify", "media.role": "music"], className: "primary",
+              rule: "media roles"),
+        // Games mix: SDL and OpenAL Soft tag every app `Game`; Proton sends no name at all.
+        .init(properties: ["media.role": "Game", "application.name": "SDL Application"], className: "ambient"),
+        .init(properties: ["media.role": "game"], className: "ambient"),
+        .init(properties: ["application.name": "", "application.process.binary": "wine64-preloader"],
+              className: "ambient"),
         .init(properties: ["application.name": "speech-dispatcher-espeak-ng", "application.process.binary": "sd_espeak-ng",
                            "media.name": "playback"], className: "speech", rule: "screen readers"),
         .init(properties: ["application.name": "speech-dispatcher-dummy"], className: "speech", rule: "screen readers"),
@@ -119,17 +136,16 @@ struct PolicyLoaderTests {
         .init(properties: ["application.name": "ALSA plug-in [canberra-gtk-play]", "event.id": "bell-window-system"],
               className: "notification", rule: "event sounds"),
         .init(properties: ["application.name": "Firefox", "application.process.binary": "firefox-esr",
-                           "media.name": "AudioStream"], className: "primary", rule: nil),
+                           "media.name": "AudioStream"], className: "ambient", rule: nil),
         .init(properties: ["media.role": "podcast"], className: "primary", spoken: true, rule: "spoken roles"),
-        .init(properties: ["media.role": "music"], className: "primary", rule: "music, video and games"),
-        .init(properties: ["media.role": "Music"], className: "primary", rule: "music, video and games"),
-        .init(properties: ["media.role": "video"], className: "primary", rule: "music, video and games"),
-        .init(properties: ["media.role": "Movie"], className: "primary", rule: "music, video and games"),
-        .init(properties: ["media.role": "Game"], className: "primary", rule: "music, video and games"),
-        // No role, or an unknown one: the default class, no rule.
-        .init(properties: ["application.name": "Firefox"], className: "primary"),
-        .init(properties: ["media.role": "karaoke"], className: "primary"),
-        .init(properties: [:], className: "primary"),
+        .init(properties: ["media.role": "music"], className: "primary", rule: "media roles"),
+        .init(properties: ["media.role": "Music"], className: "primary", rule: "media roles"),
+        .init(properties: ["media.role": "video"], className: "primary", rule: "media roles"),
+        .init(properties: ["media.role": "Movie"], className: "primary", rule: "media roles"),
+        // No role, or an unknown one, and no player: the default class, no rule.
+        .init(properties: ["application.name": "Firefox"], className: "ambient"),
+        .init(properties: ["media.role": "karaoke"], className: "ambient"),
+        .init(properties: [:], className: "ambient"),
         // The `app` pseudo-key, through each of its properties.
         .init(properties: ["application.name": "gPodder"], className: "primary", spoken: true,
               rule: "podcast and audiobook players"),
@@ -317,7 +333,7 @@ struct PolicyLoaderTests {
             [class.nav]
             kind = "shrot"
             """, errors: [
-                "3:8: unknown kind \"shrot\" (did you mean \"short\"?); kinds: primary, call, short, mix",
+                "3:8: unknown kind \"shrot\" (did you mean \"short\"?); kinds: primary, call, short, ambient, mix",
             ]),
         Bad(name: "kind of the wrong type", text: """
             [class.primary]
@@ -328,7 +344,7 @@ struct PolicyLoaderTests {
 
             [class.nav]
             duck = "-20 dB"
-            """, errors: ["3:1: class \"nav\" needs a `kind`: primary, call, short or mix"]),
+            """, errors: ["3:1: class \"nav\" needs a `kind`: primary, call, short, ambient or mix"]),
         Bad(name: "class that is not a table", text: """
             class.primary = "primary"
             """, errors: [

@@ -27,7 +27,8 @@ extension Engine {
                                                            stream.properties)))
                 continue
             }
-            events.append((started, .streamStarted(stream.id, stream.properties, player: stream.player)))
+            events.append((started, .streamStarted(stream.id, stream.properties, player: stream.player,
+                                                   playing: stream.hasPlayed)))
             if !stream.audibility.audible {
                 if stream.audibility.heard { events.append((started, .audibility(stream.id, audible: true))) }
                 events.append((stream.audibility.heard ? now : started, .audibility(stream.id, audible: false)))

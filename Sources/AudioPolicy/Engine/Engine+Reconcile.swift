@@ -10,7 +10,9 @@ extension Engine {
         // the other apps' interrupters (with 200 streams of one player, that is almost none).
         var interruptersByApp: [String: [TrackedStream]] = [:]
         var apps: [String] = []
-        for position in streams.indices where streams.glance(at: position).kind != .mix {
+        for position in streams.indices {
+            let kind = streams.glance(at: position).kind
+            guard kind != .mix, kind != .ambient else { continue }
             let stream = streams[position: position]
             guard isInterrupting(stream, now: now) else { continue }
             if interruptersByApp[stream.app] == nil { apps.append(stream.app) }
@@ -108,13 +110,16 @@ extension Engine {
 
     /// Whether a stream (live or lingering in its hold) currently acts on others.
     private func isInterrupting(_ stream: TrackedStream, now: Milliseconds) -> Bool {
+        // Created corked and never played: not a sound yet (PulseAudio's role-cork ignores corked triggers
+        // too). A call stream a softphone opens before the call must not pause the music.
+        guard stream.hasPlayed else { return false }
         // Silent for its class's release-after (and hold): it is over until it sounds again.
         if let released = stream.silenceEndsInterruption, now >= released { return false }
         switch stream.interruptionClass.kind {
-        case .mix: return false
-        // Corked or not: pipewire-pulse reports every new stream corked for its first 10-40 ms, and a
-        // prompt that stopped interrupting for that instant would resume, then pause again, a spoken
-        // player over MPRIS (a race the player can lose). An idle prompt is released by its silence.
+        case .mix, .ambient: return false
+        // Corked again after it played, or not: a prompt that stopped interrupting whenever its stream is
+        // corked for an instant would resume, then pause again, a spoken player over MPRIS (a race the
+        // player can lose). An idle prompt is released by its silence.
         case .short, .call: return true
         case .primary:
             // Before its grace ends it ducks; after, it mutes the player-less streams it outranks.
@@ -142,7 +147,7 @@ extension Engine {
             let cls = interrupter.interruptionClass
             let asked: Effect
             switch cls.kind {
-            case .mix:
+            case .mix, .ambient:
                 continue
             case .call:
                 asked = .pause

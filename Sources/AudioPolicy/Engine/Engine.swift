@@ -36,14 +36,15 @@ public struct Engine: Sendable {
         switch event {
         case let .stop(fade):
             return releaseAll(at: now, fade: fade)
-        case let .streamStarted(id, properties, player):
-            start(id, properties: properties, player: player, className: nil, now: now, into: &out)
+        case let .streamStarted(id, properties, player, playing):
+            start(id, properties: properties, player: player, className: nil, playing: playing, now: now, into: &out)
         case let .interruptionBegan(token, className, properties):
-            start(token, properties: properties, player: nil, className: className, now: now, into: &out)
+            start(token, properties: properties, player: nil, className: className, playing: true, now: now,
+                  into: &out)
         case let .streamChanged(id, properties):
             guard var stream = streams[id], stream.isLive else { break }
             stream.properties = properties
-            if !stream.isHook { reclassify(&stream, as: classify(properties, app: stream.app), now: now) }
+            if !stream.isHook { reclassify(&stream, because: "its properties changed", now: now, into: &out) }
             streams[id] = stream
         case let .audibility(id, audible):
             guard var stream = streams[id], stream.isLive, !stream.isHook else { break }
@@ -61,15 +62,16 @@ public struct Engine: Sendable {
         case let .captureStarted(id, properties):
             let app = TrackedStream.app(of: id, properties, nil)
             captures[id] = Capture(app: app, properties: properties)
-            reclassifyApp(app, now: now)
+            reclassifyApp(app, recording: true, now: now, into: &out)
         case let .captureEnded(id):
-            if let capture = captures.removeValue(forKey: id) { reclassifyApp(capture.app, now: now) }
+            if let capture = captures.removeValue(forKey: id) {
+                reclassifyApp(capture.app, recording: false, now: now, into: &out)
+            }
         case let .playerGone(player):
-            playerGone(player)
+            playerGone(player, now: now, into: &out)
         case let .playerChanged(id, player):
             guard var stream = streams[id], stream.isLive, !stream.isHook else { break }
-            if player == nil, stream.pausedBy == .player { stream.losePlayerPause() }
-            stream.player = player
+            setPlayer(player, of: &stream, now: now, into: &out)
             streams[id] = stream
         case let .pauseIgnored(id):
             pauseIgnored(id, now: now, into: &out)
@@ -99,6 +101,7 @@ public struct Engine: Sendable {
     public mutating func replacePolicy(_ policy: Policy, at now: Milliseconds) -> [Command] {
         self.policy = policy
         guard !isStopped else { return [] }
+        var out: [Command] = []
         for id in streams.ids {
             guard var stream = streams[id] else { continue }
             if stream.isHook {
@@ -106,11 +109,10 @@ public struct Engine: Sendable {
                     stream.classification.interruptionClass = cls
                 }
             } else {
-                reclassify(&stream, as: classify(stream.properties, app: stream.app), now: now)
+                reclassify(&stream, because: "the policy was reloaded", now: now, into: &out)
             }
             streams[id] = stream
         }
-        var out: [Command] = []
         reconcile(now: now, into: &out)
         return out
     }
@@ -206,7 +208,7 @@ public struct Engine: Sendable {
     // MARK: - Event handling
 
     private mutating func start(_ id: StreamID, properties: Properties, player: PlayerID?, className: String?,
-                                now: Milliseconds, into out: inout [Command]) {
+                                playing: Bool, now: Milliseconds, into out: inout [Command]) {
         if streams[id] != nil { end(id, now: now, into: &out) }
         drop(id)
         let classification: Classification
@@ -215,11 +217,14 @@ public struct Engine: Sendable {
                 ?? InterruptionClass(name: className, kind: .short)
             classification = Classification(interruptionClass: cls, spoken: false, rule: nil)
         } else {
-            classification = classify(properties, app: TrackedStream.app(of: id, properties, player))
+            classification = classify(properties, app: TrackedStream.app(of: id, properties, player), player: player)
         }
         activations += 1
         var stream = TrackedStream(id: id, properties: properties, player: player, classification: classification,
                                    isHook: className != nil, startedAt: now, activation: activations)
+        // Created corked: it is not sound yet, and interrupts nothing until it first plays.
+        stream.playing = playing
+        stream.hasPlayed = playing
         // A hook asks explicitly: no grace for it.
         if stream.isHook, classification.interruptionClass.kind == .primary { stream.escalated = true }
         streams[id] = stream
@@ -251,7 +256,9 @@ public struct Engine: Sendable {
             || streams.values.contains { $0.isLive && !$0.isHook && $0.app == app }
         if !appStillHere, nowPlaying.contains(app: app) { nowPlaying.remove(app: app) }
         // A stream that interrupts nobody needn't linger.
-        if stream.interruptionClass.kind == .mix { drop(id) }
+        if stream.interruptionClass.kind == .mix || stream.interruptionClass.kind == .ambient || !stream.hasPlayed {
+            drop(id)
+        }
     }
 
     private mutating func userChangedVolume(_ id: StreamID, now: Milliseconds, into out: inout [Command]) {
@@ -317,6 +324,7 @@ public struct Engine: Sendable {
         }
         streams[id] = stream
         if playing, !wasPlaying {
+            stream.hasPlayed = true
             // Playing again is a new sound: audible until measured otherwise, and what the policy does
             // to its app applies at once.
             stream.restart(at: now)
@@ -331,36 +339,59 @@ public struct Engine: Sendable {
         }
     }
 
-    /// A new class for a live stream. Becoming primary counts as starting: the grace runs from now.
-    mutating func reclassify(_ stream: inout TrackedStream, as classification: Classification, now: Milliseconds) {
-        let wasPrimary = stream.interruptionClass.kind == .primary
+    /// Classifies a live stream anew from what is known of it now; a change of class is a decision of its
+    /// own (`explain`, `monitor` and the timelines show why a game's stream became media, say). Becoming
+    /// primary counts as starting: the grace runs from now.
+    mutating func reclassify(_ stream: inout TrackedStream, because reason: String, now: Milliseconds,
+                             into out: inout [Command]) {
+        let classification = classify(stream.properties, app: stream.app, player: stream.player)
+        guard classification != stream.classification else { return }
+        let was = stream.interruptionClass
         stream.classification = classification
-        if classification.interruptionClass.kind == .primary, !wasPrimary {
+        if classification.interruptionClass.kind == .primary, was.kind != .primary {
             activations += 1
             stream.activation = activations
             stream.startedAt = now
             stream.audibility.restartGrace(at: now)
             stream.escalated = false
         }
+        guard classification.interruptionClass.name != was.name else { return }
+        out.append(.decision(decision(stream, reason: reason,
+                                      action: "class \(was.name) → \(classification.interruptionClass.name) by "
+                                          + classification.reason,
+                                      kind: .classified)))
     }
 
-    /// The class of a stream with these properties, with the pseudo-property `recording` saying whether
-    /// its app is recording from a microphone now.
-    func classify(_ properties: Properties, app: String) -> Classification {
+    /// The class of a stream with these properties, with the pseudo-properties `recording` (`yes` while its
+    /// app records from a microphone) and `player` (the name of its controllable media player, absent
+    /// without one: having a player is what makes an app's long sound media rather than a game's).
+    func classify(_ properties: Properties, app: String, player: PlayerID?) -> Classification {
         var properties = properties
         properties["recording"] = captures.values.contains { $0.app == app } ? "yes" : "no"
+        if let player { properties["player"] = player.rawValue }
         return policy.classify(properties)
     }
 
     /// An app started or stopped recording: its live streams are classified anew.
-    private mutating func reclassifyApp(_ app: String, now: Milliseconds) {
+    private mutating func reclassifyApp(_ app: String, recording: Bool, now: Milliseconds,
+                                        into out: inout [Command]) {
         for id in streams.ids {
             guard var stream = streams[id], stream.isLive, !stream.isHook, stream.app == app else { continue }
-            let classification = classify(stream.properties, app: app)
-            guard classification != stream.classification else { continue }
-            reclassify(&stream, as: classification, now: now)
+            reclassify(&stream, because: recording ? "its app records from a microphone" : "its app stopped recording",
+                       now: now, into: &out)
             streams[id] = stream
         }
+    }
+
+    /// The stream's player is now `player` (nil: none any more). A player that came late makes the stream
+    /// media (primary) from now on; one that went away makes it ambient again (by the default policy).
+    private mutating func setPlayer(_ player: PlayerID?, of stream: inout TrackedStream, now: Milliseconds,
+                                    into out: inout [Command]) {
+        guard player != stream.player else { return }
+        if player == nil, stream.pausedBy == .player { stream.losePlayerPause() }
+        stream.player = player
+        reclassify(&stream, because: player.map { "its player \($0.rawValue) appeared" } ?? "its player went away",
+                   now: now, into: &out)
     }
 
     mutating func pauseIgnored(_ id: StreamID, now: Milliseconds, reason: String = "its player ignored Pause",
@@ -384,11 +415,14 @@ public struct Engine: Sendable {
                                       action: "faded out and muted instead (to be unmuted)", outcome: .muted)))
     }
 
-    private mutating func playerGone(_ player: PlayerID) {
+    private mutating func playerGone(_ player: PlayerID, now: Milliseconds, into out: inout [Command]) {
         for id in streams.ids {
             guard var stream = streams[id], stream.player == player else { continue }
-            if stream.pausedBy == .player { stream.losePlayerPause() }
-            stream.player = nil
+            if stream.isLive, !stream.isHook {
+                setPlayer(nil, of: &stream, now: now, into: &out)
+            } else {
+                stream.player = nil
+            }
             streams[id] = stream
         }
         nowPlaying.remove(player: player)

@@ -2,8 +2,10 @@
 /// signals and socket requests into events; fixtures spell them out.
 public enum Event: Hashable, Sendable {
     /// A stream appeared. `player` names its app's controllable player, if it has one; without one,
-    /// pausing falls back to fade-and-mute.
-    case streamStarted(StreamID, Properties, player: PlayerID?)
+    /// pausing falls back to fade-and-mute. `playing` is false for a stream created corked (browsers,
+    /// WebRTC engines and softphones create theirs so; pipewire-pulse shows every new stream corked for
+    /// its first milliseconds): it interrupts nothing until it first plays (``playback(_:playing:)``).
+    case streamStarted(StreamID, Properties, player: PlayerID?, playing: Bool = true)
     /// A stream's properties changed (it may be classified anew).
     case streamChanged(StreamID, Properties)
     /// A stream went away.
@@ -18,7 +20,8 @@ public enum Event: Hashable, Sendable {
     case interruptionBegan(token: StreamID, className: String, Properties)
     /// A hook's interruption ended.
     case interruptionEnded(token: StreamID)
-    /// The stream's controllable player became known (or, with nil, is no longer known).
+    /// The stream's controllable player became known (or, with nil, is no longer known). The stream is
+    /// classified anew: whether it has a player decides whether it is media (the pseudo-property `player`).
     case playerChanged(StreamID, PlayerID?)
     /// The stream's player ignored Pause (still Playing a while after it): fall back to fade-and-mute.
     case pauseIgnored(StreamID)

@@ -61,6 +61,9 @@ struct TrackedStream: Sendable {
     var escalated = false
     /// What the player (or the user) last reported; streams start playing.
     var playing = true
+    /// Whether it has played since it was created: a stream created corked (a softphone's before the call,
+    /// a browser's before its page plays) interrupts nothing until it does.
+    var hasPlayed = true
     /// Set while the engine holds this stream paused and means to resume it.
     var pausedBy: PauseMechanism?
     /// When the engine last asked the stream's player to pause (to be resumed): the player has the

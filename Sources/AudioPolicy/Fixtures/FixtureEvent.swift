@@ -18,9 +18,11 @@ public struct FixtureEvent: Hashable, Sendable {
     public var level: Double?
     public var muted: Bool?
     public var className: String?
+    /// `start` only: the stream was created corked (`corked = true`).
+    public var corked: Bool?
 
     public init(verb: String, id: String, properties: Properties? = nil, player: String? = nil,
-                level: Double? = nil, muted: Bool? = nil, className: String? = nil) {
+                level: Double? = nil, muted: Bool? = nil, className: String? = nil, corked: Bool? = nil) {
         self.verb = verb
         self.id = id
         self.properties = properties
@@ -28,6 +30,7 @@ public struct FixtureEvent: Hashable, Sendable {
         self.level = level
         self.muted = muted
         self.className = className
+        self.corked = corked
     }
 
     /// The event in fixture words; nil for ``Event/tick``, which fixtures never spell (the runner ticks
@@ -35,8 +38,9 @@ public struct FixtureEvent: Hashable, Sendable {
     public init?(_ event: Event) {
         func nonEmpty(_ properties: Properties) -> Properties? { properties.isEmpty ? nil : properties }
         switch event {
-        case let .streamStarted(id, properties, player):
-            self.init(verb: "start", id: id.rawValue, properties: nonEmpty(properties), player: player?.rawValue)
+        case let .streamStarted(id, properties, player, playing):
+            self.init(verb: "start", id: id.rawValue, properties: nonEmpty(properties), player: player?.rawValue,
+                      corked: playing ? nil : true)
         case let .streamEnded(id): self.init(verb: "end", id: id.rawValue)
         case let .streamChanged(id, properties): self.init(verb: "change", id: id.rawValue, properties: properties)
         case let .userVolume(id, level): self.init(verb: "volume", id: id.rawValue, level: level)
@@ -68,6 +72,7 @@ public struct FixtureEvent: Hashable, Sendable {
         if let muted { lines.append("muted = \(muted)") }
         if let properties { lines.append("properties = \(Self.table(properties))") }
         if let player { lines.append("player = \(Self.quote(player))") }
+        if let corked { lines.append("corked = \(corked)") }
         return lines
     }
 
@@ -98,6 +103,7 @@ extension FixtureEvent: Codable {
         try container.encodeIfPresent(level, forKey: Key("level"))
         try container.encodeIfPresent(muted, forKey: Key("muted"))
         try container.encodeIfPresent(className, forKey: Key("class"))
+        try container.encodeIfPresent(corked, forKey: Key("corked"))
     }
 
     public init(from decoder: Decoder) throws {
@@ -112,6 +118,7 @@ extension FixtureEvent: Codable {
                   player: try container.decodeIfPresent(String.self, forKey: Key("player")),
                   level: try container.decodeIfPresent(Double.self, forKey: Key("level")),
                   muted: try container.decodeIfPresent(Bool.self, forKey: Key("muted")),
-                  className: try container.decodeIfPresent(String.self, forKey: Key("class")))
+                  className: try container.decodeIfPresent(String.self, forKey: Key("class")),
+                  corked: try container.decodeIfPresent(Bool.self, forKey: Key("corked")))
     }
 }

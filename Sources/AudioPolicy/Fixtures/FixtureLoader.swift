@@ -75,7 +75,7 @@ public enum FixtureLoader {
                             "player-changed", "pause-ignored", "claim", "stop"]
     /// The keys each verb takes besides `at`; the first list is required.
     static let eventOptions: [String: (required: [String], optional: [String])] = [
-        "start": ([], ["properties", "player"]),
+        "start": ([], ["properties", "player", "corked"]),
         "volume": (["level"], []),
         "mute": (["muted"], []),
         "interrupt": (["class"], ["properties"]),
@@ -101,7 +101,7 @@ public enum FixtureLoader {
 extension FixtureLoader {
     private static func readEvent(_ table: TOMLTable, at path: TOMLKeyPath, location: SourceLocation,
                                   _ reader: TOMLReader) -> FixtureStep.Action? {
-        let allowed = ["at"] + eventVerbs + ["properties", "player", "level", "muted", "class"]
+        let allowed = ["at"] + eventVerbs + ["properties", "player", "level", "muted", "class", "corked"]
         reader.checkKeys(table, at: path, allowed: allowed, in: "[[event]]")
 
         let verbs = eventVerbs.filter { table[$0] != nil }
@@ -114,7 +114,7 @@ extension FixtureLoader {
         }
 
         let options = eventOptions[verb] ?? ([], [])
-        for key in ["properties", "player", "level", "muted", "class"] where table[key] != nil {
+        for key in ["properties", "player", "level", "muted", "class", "corked"] where table[key] != nil {
             if !options.required.contains(key), !options.optional.contains(key) {
                 reader.fail(reader.map.keyLocation(path.appending(key)), "`\(key)` does not go with `\(verb)`")
             }
@@ -133,9 +133,12 @@ extension FixtureLoader {
         case "start":
             let properties = readProperties(table, at: path, reader)
             let player = reader.string(table, "player", at: path)
-            guard let id, table["properties"] == nil || properties != nil, table["player"] == nil || player != nil
+            let corked = reader.bool(table, "corked", at: path)
+            guard let id, table["properties"] == nil || properties != nil, table["player"] == nil || player != nil,
+                  table["corked"] == nil || corked != nil
             else { return nil }
-            return .event(.streamStarted(id, properties ?? [:], player: player.map(PlayerID.init)))
+            return .event(.streamStarted(id, properties ?? [:], player: player.map(PlayerID.init),
+                                         playing: !(corked ?? false)))
         case "volume":
             var level = reader.number(table, "level", at: path)
             if let written = level, !(0...1.5).contains(written) {

@@ -12,14 +12,15 @@ extension Policy {
 # `audio-policyd check FILE`; see what a stream would get with `audio-policyd explain -p KEY=VALUE`.
 
 [defaults]
-# Most players set no role at all (Firefox, Chromium, Electron apps, mpv, Spotify): they are primary,
-# and the grace time below, which counts only time the stream is heard, keeps their short sounds (chat
-# beeps) and their open, silent streams (an idle web page) from pausing your music.
-class = "primary"
+# What no rule names mixes with your music: games (SDL and OpenAL tag every app `Game`, Proton sends no
+# name at all), web games and web apps' WebAudio, `paplay`, any long sound without a media player.
+# Media is what has a player (MPRIS, a browser's media session), a media role, or a media player's name
+# (rules below). For the old behaviour, where every long sound paused your music, say `class = "primary"`.
+class = "ambient"
 mute-fade = 500                 # ms: fade before muting a stream whose player cannot be paused
 pause-timeout = 1000            # ms a player has to report Paused; still playing then, it is muted instead
 
-# Music, video, games, podcasts: another app's primary audio pauses yours for good (no resume) and
+# Media playback (music, video, podcasts): another app's media pauses yours for good (no resume) and
 # takes Now Playing. For its first 1.5 s of sound a new stream only ducks the others; silent for
 # 1 s, it stops ducking them.
 [class.primary]
@@ -30,13 +31,13 @@ release-after = 1000
 # Phone and video calls: pause everything below while the call lasts, then resume what was paused.
 # A call is a session: it is silent whenever nobody speaks, and that does not end it.
 [class.call]
-above = ["short", "navigation", "notification", "primary"]
+above = ["short", "navigation", "notification", "primary", "ambient"]
 release-after = "never"
 
 # Turn-by-turn prompts, alerts: a strong duck, so the prompt is heard over the music.
 [class.navigation]
 kind = "short"
-above = ["primary"]
+above = ["primary", "ambient"]
 duck = "-20 dB"
 duck-ramp = 300
 restore-ramp = 1000
@@ -44,7 +45,7 @@ release-after = 1000
 
 # Assistants and text to speech: duck the rest while they speak.
 [class.short]
-above = ["primary"]
+above = ["primary", "ambient"]
 duck = "-14 dB"
 duck-ramp = 500
 restore-ramp = 1000
@@ -55,7 +56,7 @@ release-after = 1000            # ms of silence in an open stream before the mus
 # ducks, pauses or mutes them (no class is above this one; calls leave them alone too).
 [class.speech]
 kind = "short"
-above = ["primary"]
+above = ["primary", "ambient"]
 duck = "-14 dB"
 duck-ramp = 300
 restore-ramp = 1000
@@ -65,12 +66,17 @@ release-after = 1500            # speech-dispatcher keeps its stream open, silen
 # Notification and UI sounds: a light, quick duck.
 [class.notification]
 kind = "short"
-above = ["primary"]
+above = ["primary", "ambient"]
 duck = "-6 dB"
 duck-ramp = 200
 restore-ramp = 600
 hold = 300
 release-after = 500             # Chromium keeps a ping's stream open, silent, for ~5 s
+
+# Games, web games, any long sound that is not media: plays along with your music, which it never
+# pauses, and new media never pauses it. Prompts, notifications and the screen reader duck it; a call
+# fades it out and mutes it, and unmutes it afterwards. It never takes Now Playing.
+[class.ambient]
 
 # Production audio, test tones, and the plumbing other apps' sound flows through: never interrupts,
 # never interrupted.
@@ -173,9 +179,35 @@ match = { app = [
 class = "primary"
 spoken = true
 
+# Media: an app with a media player (an MPRIS player, including the browsers' own for a page's
+# <audio>/<video> with a media session, or a hook's claim). `player` is the daemon's, not a property:
+# the player's name, there only while one is known, so a player that registers after its stream
+# started makes that stream media then, and one that quits makes it ambient again.
 [[rule]]
-name = "music, video and games"
-match = { "media.role" = ["music", "video", "movie", "game"] }
+name = "media players"
+match = { player = "*" }
+class = "primary"
+
+# Roles that say media. `game` is not among them: SDL and OpenAL Soft stamp it on every app.
+[[rule]]
+name = "media roles"
+match = { "media.role" = ["music", "video", "movie"] }
+class = "primary"
+
+# Media players by name, for when they have no MPRIS player (mpv without mpv-mpris, mpg123, cmus,
+# ffplay) or before theirs registers: binaries, Flatpak ids and desktop ids.
+[[rule]]
+name = "media player apps"
+match = { app = [
+    "mpv", "io.mpv.Mpv", "mplayer", "smplayer", "celluloid", "io.github.celluloid_player.Celluloid",
+    "vlc", "org.videolan.VLC", "kodi", "kodi.bin", "tv.kodi.Kodi", "totem", "org.gnome.Totem",
+    "haruna", "org.kde.haruna", "dragonplayer", "org.kde.dragonplayer", "parole", "ffplay", "mpg123", "ogg123",
+    "spotify", "com.spotify.Client", "rhythmbox", "org.gnome.Rhythmbox3", "gnome-music", "org.gnome.Music",
+    "lollypop", "org.gnome.Lollypop", "elisa", "org.kde.elisa", "amarok", "clementine",
+    "strawberry", "org.strawberrymusicplayer.strawberry", "audacious", "quodlibet", "io.github.quodlibet.QuodLibet",
+    "deadbeef", "cmus", "mpd", "musikcube", "shortwave", "de.haeckerfelix.Shortwave",
+    "freetube", "io.freetubeapp.FreeTube", "tidal-hifi", "com.mastermindzh.tidal-hifi",
+] }
 class = "primary"
 
 """#

@@ -45,7 +45,7 @@ public struct InterruptionClass: Hashable, Sendable {
     /// `release-after` when a class does not say: calls never end by silence; the rest after 1 s.
     public static func defaultReleaseAfter(_ kind: InterruptionKind) -> Milliseconds? {
         switch kind {
-        case .call, .mix: return nil
+        case .call, .mix, .ambient: return nil
         case .primary, .short: return 1000
         }
     }

@@ -46,7 +46,7 @@ public struct Policy: Hashable, Sendable {
 
     /// Whether a stream of class `interrupter` acts on a stream of class `target` (of another app).
     public func interrupts(_ interrupter: InterruptionClass, _ target: InterruptionClass) -> Bool {
-        if interrupter.kind == .mix || target.kind == .mix { return false }
+        if interrupter.kind == .mix || interrupter.kind == .ambient || target.kind == .mix { return false }
         if interrupter.outranks.contains(target.name) { return true }
         // Another app's music replaces yours; a second call puts the first on hold. Shorts mix.
         return interrupter.name == target.name && (interrupter.kind == .primary || interrupter.kind == .call)

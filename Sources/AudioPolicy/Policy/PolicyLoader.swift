@@ -7,8 +7,8 @@ import TOMLKit
 /// class = "primary"      # class of a stream no rule matches (default "primary"; must be defined)
 /// mute-fade = 500        # fade before the mute fallback mutes / after it unmutes (default 500 ms)
 ///
-/// [class.NAME]           # kind may be left out when NAME is primary, call, short or mix
-/// kind = "short"         # primary | call | short | mix
+/// [class.NAME]           # kind may be left out when NAME is primary, call, short, ambient or mix
+/// kind = "short"         # primary | call | short | ambient | mix
 /// above = ["primary"]    # classes this one outranks (transitively); cycles are errors
 /// grace = 1500           # primary: how long a new stream ducks others before it pauses them
 /// duck = "-14 dB"        # level to duck to: "-14 dB" (-60…0 dB) or linear 0 < x <= 1
@@ -93,7 +93,7 @@ extension PolicyLoader {
                 value.kind = implied
             } else {
                 reader.fail(reader.map.tableLocation(path),
-                            "class \"\(name)\" needs a `kind`: primary, call, short or mix")
+                            "class \"\(name)\" needs a `kind`: primary, call, short, ambient or mix")
             }
         }
 

@@ -114,11 +114,10 @@ final class ServerIntake {
         guard actuation.streams[input.index] == nil else { return streamChanged(input) }
         let id = StreamID(sinkInput: input.index)
         let savedStart = actuation.streamAppeared(input)
-        feed(.streamStarted(id, input.properties, player: players.playerForNewStream(input)))
+        // Created corked, it is no sound yet: it interrupts nothing until it first plays.
+        feed(.streamStarted(id, input.properties, player: players.playerForNewStream(input), playing: !input.corked))
         actuation.streamDecided(input.index, savedStart)
-        if input.corked {
-            feed(.playback(id, playing: false))
-        } else if players.isPlaying(input.index) {
+        if !input.corked, players.isPlaying(input.index) {
             // Its player already says Playing (a new track's stream): the engine hears it, and the app
             // owns Now Playing at once.
             feed(.playback(id, playing: true))

@@ -103,6 +103,11 @@ struct EnginePropertiesTests {
         Self.check(NowPlayingProperty.self, base: 0x4444)
     }
 
+    @Test("6. an ambient stream (a game) never pauses or mutes anything, and nothing but a call, a prompt or media acts on it")
+    func ambientMixes() {
+        Self.check(AmbientProperty.self, base: 0x7777)
+    }
+
     @Test("5a. the same sequence gives the same commands")
     func deterministic() {
         Self.check(RampContinuityProperty.self, base: 0x5555, count: Self.sequences / 2, determinism: true)
@@ -158,7 +163,7 @@ struct ResumeProperty: EngineProperty {
 
     mutating func observe(_ step: Observed, engine: Engine) -> Violation? {
         switch step.action {
-        case let .event(.streamStarted(id, _, _))?, let .event(.streamEnded(id))?:
+        case let .event(.streamStarted(id, _, _, _))?, let .event(.streamEnded(id))?:
             hold[id] = nil
             userPaused.remove(id)
         case let .event(.playback(id, playing))?:
@@ -211,7 +216,7 @@ struct UserWinsProperty: EngineProperty {
     /// past its grace asks nothing of a stream whose player it paused for good).
     static func demands(_ engine: Engine, _ m: TrackedStream, on x: TrackedStream, at now: Milliseconds) -> Bool {
         let kind = m.interruptionClass.kind
-        if kind == .mix { return false }
+        if kind == .mix || kind == .ambient || !m.hasPlayed { return false }
         if let released = m.silenceEndsInterruption, now >= released { return false }
         if kind == .short || kind == .primary, !(m.playing || m.endedAt != nil || m.isHook) { return false }
         guard engine.affects(m, x) else { return false }
@@ -226,7 +231,7 @@ struct UserWinsProperty: EngineProperty {
 
     mutating func observe(_ step: Observed, engine: Engine) -> Violation? {
         switch step.action {
-        case let .event(.streamStarted(id, _, _))?, let .event(.streamEnded(id))?:
+        case let .event(.streamStarted(id, _, _, _))?, let .event(.streamEnded(id))?:
             protected[id] = nil
             userMuted.remove(id)
         case let .event(.userMute(id, muted))?:
@@ -281,7 +286,7 @@ struct NowPlayingProperty: EngineProperty {
 
     mutating func observe(_ step: Observed, engine: Engine) -> Violation? {
         switch step.action {
-        case let .event(.streamStarted(id, _, _))?:
+        case let .event(.streamStarted(id, _, _, _))?:
             heard[id] = true
             measured.remove(id)
         case let .event(.audibility(id, audible))?:
@@ -339,6 +344,45 @@ struct RampContinuityProperty: EngineProperty {
             return Violation(
                 message: "ramp for \(id) at \(step.time) ms starts from \(got), but the engine last left it at \(expected)",
                 expectations: [PropertyDriver.expectStream(id, at: step.time, ["volume = \(expected)"])])
+        }
+        return nil
+    }
+}
+
+// MARK: - 6. Ambient streams mix
+
+/// Games and other ambient sounds mix: every pause or mute the engine asks for has a cause that is not
+/// ambient (a call, a prompt, media past its grace, a primary hook), and no ambient stream is ever paused
+/// or muted by media.
+struct AmbientProperty: EngineProperty {
+    static let name = "ambient"
+    /// Streams held paused through their player after the previous step: a mute of one of them is the
+    /// fallback for a Pause asked earlier (its player ignored it), whose cause may be over by now.
+    var heldByPlayer: Set<StreamID> = []
+
+    mutating func observe(_ step: Observed, engine: Engine) -> Violation? {
+        defer { heldByPlayer = Set(engine.streams.values.filter { $0.pausedBy == .player }.map(\.id)) }
+        for command in step.commands {
+            let id: StreamID
+            switch command {
+            case let .pause(target, _): id = target
+            case let .mute(target, _) where !heldByPlayer.contains(target): id = target
+            default: continue
+            }
+            guard let target = engine.streams[id] else { continue }
+            let causes = engine.streams.values.filter { m in
+                m.id != id && m.interruptionClass.kind != .ambient && m.interruptionClass.kind != .mix
+                    && engine.affects(m, target)
+            }
+            if causes.isEmpty {
+                return Violation(message: "\(command) at \(step.time) ms with nothing but ambient or mix streams to cause it",
+                                 expectations: [PropertyDriver.expectStream(id, at: step.time, ["muted = false"])])
+            }
+            if target.interruptionClass.kind == .ambient,
+               causes.allSatisfy({ $0.interruptionClass.kind == .primary && !$0.isHook }) {
+                return Violation(message: "the ambient stream \(id) was paused or muted by media at \(step.time) ms: \(command)",
+                                 expectations: [PropertyDriver.expectStream(id, at: step.time, ["muted = false"])])
+            }
         }
         return nil
     }

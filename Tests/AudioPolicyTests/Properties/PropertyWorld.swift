@@ -218,7 +218,7 @@ struct PropertyGenerator {
     private mutating func track(_ step: PropertyStep) {
         guard case let .event(event) = step.action else { return }
         switch event {
-        case let .streamStarted(id, _, player):
+        case let .streamStarted(id, _, player, _):
             if live[id] == nil { liveOrder.append(id) }
             live[id] = player
             if let player, !players.contains(player) { players.append(player) }
@@ -255,9 +255,11 @@ struct PropertyGenerator {
         var player = app.player.map(PlayerID.init)
         if player != nil, rng.chance(0.25) { player = nil }
         if player == nil, rng.chance(0.05) { player = PlayerID(rng.pick(PropertyPool.extraPlayers)) }
-        // A stream created corked (Chromium, Firefox, Spotify) is reported paused in the same instant.
-        if rng.chance(0.25) { forced = PropertyStep(gap: 0, action: .event(.playback(id, playing: false))) }
-        return PropertyStep(gap: gap(), action: .event(.streamStarted(id, properties, player: player)))
+        // A stream created corked (Chromium, Firefox, Spotify, a softphone before its call): as the daemon
+        // reports it, or as started and paused in the same instant.
+        let corked = rng.chance(0.2)
+        if !corked, rng.chance(0.1) { forced = PropertyStep(gap: 0, action: .event(.playback(id, playing: false))) }
+        return PropertyStep(gap: gap(), action: .event(.streamStarted(id, properties, player: player, playing: !corked)))
     }
 
     private mutating func fresh() -> PropertyStep {
