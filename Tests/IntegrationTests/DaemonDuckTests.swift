@@ -63,7 +63,7 @@ extension DaemonTests {
         #expect(daemon.problems.isEmpty, "\(daemon.problems)")
     }
 
-    @Test("a role-less chat beep (aplay through the pulse plugin) ducks the music briefly at most, never mutes it")
+    @Test("a role-less chat beep (aplay through the pulse plugin) is ambient: the music is neither ducked, muted nor paused")
     func chatBeepDoesNotPauseMusic() throws {
         let (music, own) = try startMusic()
         let daemon = try startDaemon()
@@ -76,8 +76,8 @@ extension DaemonTests {
         #expect(beepStream.role == nil, "the beep has a role: \(beepStream.properties)")
         let beepIndex = try #require(beep.index)
 
-        // Until the beep is gone and the music is back, check on every change that the music is never
-        // muted, never paused, and never ducked deeper than a primary's grace duck (-14 dB).
+        // Until the beep is gone, check on every change that the music is never muted, never paused, and
+        // never ducked: a sound with no role and no player mixes with the music.
         var deepest = 0.0
         let check = {
             let now = try music.stream()
@@ -94,7 +94,7 @@ extension DaemonTests {
         }
         // Past the beep's grace time: an ended beep must not pause anything then either.
         try changes.watch(for: max(0, 2.0 - Date().timeIntervalSince(beepStarted)), check)
-        #expect(deepest >= -14.5, "ducked by \(deepest) dB")
+        #expect(deepest > -0.5, "ducked by \(deepest) dB")
         #expect(try music.stream().volume == own)
         #expect(!daemon.log.contains { $0.contains("muted") && $0.contains("music-app") }, "\(daemon.logText)")
         let status = try daemon.status()
