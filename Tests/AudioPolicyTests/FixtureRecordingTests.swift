@@ -7,6 +7,7 @@ private let everyEvent: [Event] = [
     .streamStarted("1", ["media.role": "music", "application.name": "a \"quoted\" \\ name\n\t\u{1}"],
                    player: PlayerID("org.mpris.MediaPlayer2.mpv")),
     .streamStarted("2", [:], player: nil),
+    .streamStarted("3", ["application.name": "linphone"], player: nil, playing: false),
     .streamChanged("1", ["media.role": "video"]),
     .streamEnded("1"),
     .userVolume("1", 0.25),

@@ -41,6 +41,9 @@ public struct Decision: Hashable, Sendable, CustomStringConvertible {
         /// A stream (or a hook's interruption) started and was classified: nothing was done yet. Logged
         /// with `--verbose`; not kept in `status`'s last decisions (starts would crowd out the doings).
         case classified
+        /// A live stream's class changed: its player came or went, its properties changed, its app started
+        /// or stopped recording, the policy was reloaded. Always logged: it says why a game became media.
+        case reclassified
         /// Its meter said audible or silent: a fact the next decisions follow. Logged with `--verbose`.
         case measured
         /// Something was done to the stream (ducked, paused, muted, restored, resumed, cancelled, repaired).

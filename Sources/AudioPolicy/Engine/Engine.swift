@@ -359,7 +359,7 @@ public struct Engine: Sendable {
         out.append(.decision(decision(stream, reason: reason,
                                       action: "class \(was.name) → \(classification.interruptionClass.name) by "
                                           + classification.reason,
-                                      kind: .classified)))
+                                      kind: .reclassified)))
     }
 
     /// The class of a stream with these properties, with the pseudo-properties `recording` (`yes` while its

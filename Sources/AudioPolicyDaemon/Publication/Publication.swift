@@ -46,7 +46,7 @@ final class Publication {
             case let .decision(decision):
                 record(decision)
                 publish(decision)
-                if decision.kind == .acted {
+                if decision.kind == .acted || decision.kind == .reclassified {
                     log.info("\(decision)")
                 } else {
                     log.debug("\(decision)")
