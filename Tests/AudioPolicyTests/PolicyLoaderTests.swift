@@ -271,13 +271,13 @@ struct PolicyLoaderTests {
             [class.primary]
             gracee = 100
             """, errors: [
-                "2:1: unknown key `gracee` in [class.primary] (did you mean `grace`?); allowed keys: kind, above, grace, duck, duck-ramp, restore-ramp, hold, release-after",
+                "2:1: unknown key `gracee` in [class.primary] (did you mean `grace`?); allowed keys: kind, above, grace, duck, duck-ramp, restore-ramp, hold, release-after, on-output-loss",
             ]),
         Bad(name: "unknown top-level table", text: """
             [classes.primary]
             """, errors: [
                 "1:1: no class \"primary\" for streams no rule matches; define [class.primary] or set `class` in [defaults]",
-                "1:2: unknown key `classes` in the policy (did you mean `class`?); allowed keys: defaults, class, rule",
+                "1:2: unknown key `classes` in the policy (did you mean `class`?); allowed keys: defaults, class, rule, outputs",
             ]),
         Bad(name: "unknown key in a rule and in defaults", text: """
             [defaults]

@@ -6,7 +6,7 @@ extension Engine {
 
     /// The events, each with its time, that bring a fresh engine to the streams this one knows at `now`:
     /// each live stream's start at the time it started (at most ``preludeHorizon`` ago; a hook's
-    /// interruption for a hook), then what was reported of it since — found silent, paused by its
+    /// interruption for a hook) and the output it plays on, then what was reported of it since — found silent, paused by its
     /// player or the user, muted by the user — and every live microphone capture.
     ///
     /// Why: `audio-policyd record` joins a session that is already going; its fixture opens with these
@@ -20,6 +20,9 @@ extension Engine {
         for (id, capture) in captures.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             events.append((earliest, .captureStarted(id, capture.properties)))
         }
+        for (id, output) in outputs.sorted(by: { $0.key < $1.key }) {
+            events.append((earliest, .output(id, output)))
+        }
         for stream in streams.values where stream.isLive {
             let started = min(now, max(earliest, stream.startedAt))
             if stream.isHook {
@@ -29,6 +32,7 @@ extension Engine {
             }
             events.append((started, .streamStarted(stream.id, stream.properties, player: stream.player,
                                                    playing: stream.hasPlayed)))
+            if let output = stream.output { events.append((started, .streamMoved(stream.id, to: output))) }
             if !stream.audibility.audible {
                 if stream.audibility.heard { events.append((started, .audibility(stream.id, audible: true))) }
                 events.append((stream.audibility.heard ? now : started, .audibility(stream.id, audible: false)))

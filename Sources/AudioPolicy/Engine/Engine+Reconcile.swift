@@ -39,6 +39,8 @@ extension Engine {
                 if !reachable { continue }
             }
             let stream = streams[position: position]
+            // Held muted by its output's loss: nothing else changes it until that is over.
+            if stream.outputLoss?.holdsMute == true { continue }
             var effect = (Effect.none, InterruptionClass?.none)
             for (app, streams) in interrupters where app != stream.app {
                 effect = demand(on: stream, from: streams, over: effect)
@@ -113,6 +115,8 @@ extension Engine {
         // Created corked and never played: not a sound yet (PulseAudio's role-cork ignores corked triggers
         // too). A call stream a softphone opens before the call must not pause the music.
         guard stream.hasPlayed else { return false }
+        // Held muted since its output went away: not heard, until the user acts.
+        if stream.outputLoss?.phase == .held { return false }
         // Silent for its class's release-after (and hold): it is over until it sounds again.
         if let released = stream.silenceEndsInterruption, now >= released { return false }
         switch stream.interruptionClass.kind {

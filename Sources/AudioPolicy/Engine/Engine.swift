@@ -18,6 +18,8 @@ public struct Engine: Sendable {
     var measured: Set<StreamID> = []
     /// Live capture streams (microphones), by the app they belong to.
     var captures: [StreamID: Capture] = [:]
+    /// The outputs (sinks) present, as last described.
+    var outputs: [OutputID: Output] = [:]
     /// After ``Event/stop(fade:)``: streams are followed, no longer changed.
     public private(set) var isStopped = false
 
@@ -85,6 +87,12 @@ public struct Engine: Sendable {
             userChangedMute(id, muted: muted, now: now, into: &out)
         case let .playback(id, playing):
             playbackReported(id, playing: playing, now: now, into: &out)
+        case let .output(id, output):
+            outputUpdated(id, output, now: now, into: &out)
+        case let .outputRemoved(id):
+            outputRemoved(id, now: now, into: &out)
+        case let .streamMoved(id, output):
+            streamMoved(id, to: output, now: now, into: &out)
         case .tick:
             break
         }
@@ -93,6 +101,7 @@ public struct Engine: Sendable {
             return out.filter { if case .repairSaved = $0 { true } else if case .decision = $0 { true } else { false } }
         }
         confirmPauses(now: now, into: &out)
+        settleOutputLosses(now: now, into: &out)
         reconcile(now: now, into: &out)
         return out
     }
@@ -126,13 +135,15 @@ public struct Engine: Sendable {
         for id in streams.ids {
             guard var stream = streams[id], stream.isLive, !stream.isHook else { continue }
             let current = stream.ramp.value(at: now)
-            if stream.pausedBy == .mute {
+            if stream.pausedBy == .mute || stream.outputLoss?.holdsMute == true {
                 out.append(.unmute(id, to: 1, fade: fade))
             } else if current != 1 || !stream.ramp.isSteady {
                 out.append(.ramp(id, from: current, to: 1, duration: fade))
             }
-            stream.ramp = Ramp(from: stream.pausedBy == .mute ? 0 : current, to: 1, start: now, duration: fade)
+            let muted = stream.pausedBy == .mute || stream.outputLoss?.holdsMute == true
+            stream.ramp = Ramp(from: muted ? 0 : current, to: 1, start: now, duration: fade)
             stream.pausedBy = nil
+            stream.outputLoss = nil
             stream.effect = .none
             streams[id] = stream
         }
@@ -155,6 +166,10 @@ public struct Engine: Sendable {
                 due = stream.graceEnds
             }
             if let due, next.map({ due < $0 }) ?? true { next = due }
+            if stream.isLive, let loss = stream.outputLoss, loss.phase == .waiting {
+                let due = loss.since + policy.outputs.switchWindow
+                if next.map({ due < $0 }) ?? true { next = due }
+            }
             if stream.isLive, let due = stream.pauseTimesOut(after: policy.pauseTimeout),
                next.map({ due < $0 }) ?? true {
                 next = due
@@ -193,7 +208,16 @@ public struct Engine: Sendable {
     }
 
     /// Whether the mute fallback holds the stream muted.
-    public func isMuted(_ id: StreamID) -> Bool { streams[id]?.pausedBy == .mute }
+    public func isMuted(_ id: StreamID) -> Bool {
+        streams[id]?.pausedBy == .mute || streams[id]?.outputLoss?.holdsMute == true
+    }
+
+    /// Why the loss of its output holds the stream muted or paused (`headset "WH-1000XM4" went away`), nil
+    /// when nothing does.
+    public func outputLossReason(of id: StreamID) -> String? {
+        guard let stream = streams[id], stream.isLive, let loss = stream.outputLoss else { return nil }
+        return loss.reason
+    }
 
     /// Every live stream (hooks' interruptions included), in the order they started.
     public func snapshot(at now: Milliseconds) -> [StreamStatus] {
@@ -244,6 +268,7 @@ public struct Engine: Sendable {
                                           action: "repair its saved volume")))
         }
         stream.endedAt = now
+        stream.outputLoss = nil
         stream.pausedBy = nil
         stream.effect = .none
         streams[id] = stream
@@ -263,6 +288,9 @@ public struct Engine: Sendable {
 
     private mutating func userChangedVolume(_ id: StreamID, now: Milliseconds, into out: inout [Command]) {
         guard var stream = streams[id], stream.isLive, !stream.isHook else { return }
+        let dealt = outputLossTouched(&stream, volume: true, muted: nil, now: now, into: &out)
+        streams[id] = stream
+        if dealt { return }
         let current = stream.ramp.value(at: now)
         guard current != 1 || !stream.ramp.isSteady || stream.effect != .none else { return }
         stream.userOwnsVolume = true
@@ -278,6 +306,9 @@ public struct Engine: Sendable {
     private mutating func userChangedMute(_ id: StreamID, muted: Bool, now: Milliseconds,
                                           into out: inout [Command]) {
         guard var stream = streams[id], stream.isLive else { return }
+        let dealt = outputLossTouched(&stream, volume: false, muted: muted, now: now, into: &out)
+        streams[id] = stream
+        if dealt { return }
         stream.userMuted = muted
         if muted, stream.pausedBy == .mute {
             // The user muted what the mute fallback holds (during its fade, say): the mute is theirs now,
@@ -301,6 +332,7 @@ public struct Engine: Sendable {
     private mutating func playbackReported(_ id: StreamID, playing: Bool, now: Milliseconds,
                                            into out: inout [Command]) {
         guard var stream = streams[id], stream.isLive, !stream.isHook else { return }
+        outputLossPlayback(&stream, playing: playing, now: now, into: &out)
         let wasPlaying = stream.playing
         stream.playing = playing
         if !playing { stream.pauseAskedAt = nil }

@@ -53,6 +53,19 @@ public enum Event: Hashable, Sendable {
     /// out or a new stream must not duck or mute again what the stop is restoring — except that a stream
     /// ending while still changed gets its saved volume repaired.
     case stop(fade: Milliseconds)
+    /// An output (a sink) is there, described so: it appeared, or its properties or active port changed
+    /// (a port becoming unavailable or changing away from headphones is an output loss for the streams
+    /// heard on it; the same device appearing again is a profile switch, or the device coming back).
+    case output(OutputID, Output)
+    /// An output went away (its device was unplugged, switched off or is switching profile). The server
+    /// moves its streams elsewhere itself (``streamMoved(_:to:)``), before or after it says so.
+    case outputRemoved(OutputID)
+    /// A stream plays on `output` now: where it started (told right after ``streamStarted(_:_:player:playing:)``),
+    /// or a move — the server's, off a sink that is going away, or the user's (pavucontrol, `pactl
+    /// move-sink-input`, a new default sink), off a sink that stays. The engine tells them apart by
+    /// whether the old output is removed (it is the server's rescue when the removal came first or
+    /// comes within ``Engine/rescueLag``).
+    case streamMoved(StreamID, to: OutputID)
     /// Time passed: a deadline from ``Engine/nextDeadline`` was reached.
     case tick
 }

@@ -21,6 +21,8 @@ public struct StreamStatus: Hashable, Sendable, Codable {
     public var audible: Bool
     /// Whether its sound is being measured now.
     public var measured: Bool
+    /// Why its output's loss holds it muted or paused (`headset "WH-1000XM4" went away`), if it does.
+    public var outputLoss: String?
 
     init(_ stream: TrackedStream, at now: Milliseconds) {
         id = stream.id.rawValue
@@ -32,10 +34,11 @@ public struct StreamStatus: Hashable, Sendable, Codable {
         factor = stream.ramp.value(at: now)
         target = stream.ramp.to
         settlesAt = max(now, stream.ramp.end)
-        muted = stream.pausedBy == .mute
+        muted = stream.pausedBy == .mute || stream.outputLoss?.holdsMute == true
         isHook = stream.isHook
         reason = stream.classification.reason
         audible = stream.audibility.audible
         measured = false
+        outputLoss = stream.outputLoss?.reason
     }
 }

@@ -88,6 +88,12 @@ struct TrackedStream: Sendable {
     var userOwnsPlayback = false
     /// The user muted it: the mute fallback leaves it alone (and so never unmutes it).
     var userMuted = false
+    /// The output it plays on, once told (``Event/streamMoved(_:to:)``).
+    var output: OutputID?
+    /// The output it was moved off, and when: a removal of that output soon after was the server's rescue.
+    var movedOff: (output: OutputID, at: Milliseconds)?
+    /// What the loss of its output did to it, while that is in force.
+    var outputLoss: OutputLoss?
 
     init(id: StreamID, properties: Properties, player: PlayerID?, classification: Classification,
          isHook: Bool, startedAt: Milliseconds, activation: Int) {
@@ -149,12 +155,12 @@ struct TrackedStream: Sendable {
 
     /// True while the policy's changes to this stream are still in force (so its saved volume is wrong).
     func isAltered(at now: Milliseconds) -> Bool {
-        pausedBy == .mute || effect != .none || ramp.value(at: now) != 1
+        pausedBy == .mute || effect != .none || ramp.value(at: now) != 1 || outputLoss?.holdsMute == true
     }
 
     func state(at now: Milliseconds) -> StreamState {
         if !isLive { return .ended }
-        if pausedBy != nil || !playing { return .paused }
+        if pausedBy != nil || !playing || outputLoss?.holdsMute == true { return .paused }
         if case .duck = effect { return .ducked }
         return .playing
     }

@@ -20,9 +20,14 @@ public struct FixtureEvent: Hashable, Sendable {
     public var className: String?
     /// `start` only: the stream was created corked (`corked = true`).
     public var corked: Bool?
+    /// `move` only: the output the stream plays on now.
+    public var to: String?
+    /// `output` only: its active port, as `{ name, type, available }`.
+    public var port: Properties?
 
     public init(verb: String, id: String, properties: Properties? = nil, player: String? = nil,
-                level: Double? = nil, muted: Bool? = nil, className: String? = nil, corked: Bool? = nil) {
+                level: Double? = nil, muted: Bool? = nil, className: String? = nil, corked: Bool? = nil,
+                to: String? = nil, port: Properties? = nil) {
         self.verb = verb
         self.id = id
         self.properties = properties
@@ -31,6 +36,8 @@ public struct FixtureEvent: Hashable, Sendable {
         self.muted = muted
         self.className = className
         self.corked = corked
+        self.to = to
+        self.port = port
     }
 
     /// The event in fixture words; nil for ``Event/tick``, which fixtures never spell (the runner ticks
@@ -60,6 +67,11 @@ public struct FixtureEvent: Hashable, Sendable {
             self.init(verb: "capture", id: id.rawValue, properties: nonEmpty(properties))
         case let .captureEnded(id): self.init(verb: "capture-end", id: id.rawValue)
         case let .stop(fade): self.init(verb: "stop", id: "\(fade) ms")
+        case let .output(id, output):
+            self.init(verb: "output", id: id.rawValue, properties: nonEmpty(output.properties),
+                      port: output.port.map(Self.table(of:)))
+        case let .outputRemoved(id): self.init(verb: "output-gone", id: id.rawValue)
+        case let .streamMoved(id, output): self.init(verb: "move", id: id.rawValue, to: output.rawValue)
         case .tick: return nil
         }
     }
@@ -73,7 +85,14 @@ public struct FixtureEvent: Hashable, Sendable {
         if let properties { lines.append("properties = \(Self.table(properties))") }
         if let player { lines.append("player = \(Self.quote(player))") }
         if let corked { lines.append("corked = \(corked)") }
+        if let to { lines.append("to = \(Self.quote(to))") }
+        if let port { lines.append("port = \(Self.table(port))") }
         return lines
+    }
+
+    /// A port as its fixture table: `{ name, type, available }`.
+    static func table(of port: OutputPort) -> Properties {
+        ["name": port.name, "type": port.type, "available": port.available.rawValue]
     }
 
     /// A TOML basic string (``TOMLString/quoted(_:)``).
@@ -104,6 +123,8 @@ extension FixtureEvent: Codable {
         try container.encodeIfPresent(muted, forKey: Key("muted"))
         try container.encodeIfPresent(className, forKey: Key("class"))
         try container.encodeIfPresent(corked, forKey: Key("corked"))
+        try container.encodeIfPresent(to, forKey: Key("to"))
+        try container.encodeIfPresent(port, forKey: Key("port"))
     }
 
     public init(from decoder: Decoder) throws {
@@ -119,6 +140,8 @@ extension FixtureEvent: Codable {
                   level: try container.decodeIfPresent(Double.self, forKey: Key("level")),
                   muted: try container.decodeIfPresent(Bool.self, forKey: Key("muted")),
                   className: try container.decodeIfPresent(String.self, forKey: Key("class")),
-                  corked: try container.decodeIfPresent(Bool.self, forKey: Key("corked")))
+                  corked: try container.decodeIfPresent(Bool.self, forKey: Key("corked")),
+                  to: try container.decodeIfPresent(String.self, forKey: Key("to")),
+                  port: try container.decodeIfPresent(Properties.self, forKey: Key("port")))
     }
 }

@@ -72,7 +72,7 @@ public enum FixtureLoader {
 
     static let eventVerbs = ["start", "end", "volume", "mute", "playing", "paused", "interrupt", "release", "change",
                             "player-gone", "audible", "silent", "measuring", "capture", "capture-end",
-                            "player-changed", "pause-ignored", "claim", "stop"]
+                            "player-changed", "pause-ignored", "claim", "stop", "output", "output-gone", "move"]
     /// The keys each verb takes besides `at`; the first list is required.
     static let eventOptions: [String: (required: [String], optional: [String])] = [
         "start": ([], ["properties", "player", "corked"]),
@@ -83,7 +83,10 @@ public enum FixtureLoader {
         "capture": ([], ["properties"]),
         "player-changed": ([], ["player"]),
         "claim": ([], ["properties", "player"]),
+        "output": ([], ["properties", "port"]),
+        "move": (["to"], []),
     ]
+    static let optionKeys = ["properties", "player", "level", "muted", "class", "corked", "to", "port"]
     static let expectKeys = ["at", "stream", "state", "volume", "muted", "now-playing"]
 
     private static func readAt(_ table: TOMLTable, at path: TOMLKeyPath, location: SourceLocation,
@@ -101,7 +104,7 @@ public enum FixtureLoader {
 extension FixtureLoader {
     private static func readEvent(_ table: TOMLTable, at path: TOMLKeyPath, location: SourceLocation,
                                   _ reader: TOMLReader) -> FixtureStep.Action? {
-        let allowed = ["at"] + eventVerbs + ["properties", "player", "level", "muted", "class", "corked"]
+        let allowed = ["at"] + eventVerbs + optionKeys
         reader.checkKeys(table, at: path, allowed: allowed, in: "[[event]]")
 
         let verbs = eventVerbs.filter { table[$0] != nil }
@@ -114,7 +117,7 @@ extension FixtureLoader {
         }
 
         let options = eventOptions[verb] ?? ([], [])
-        for key in ["properties", "player", "level", "muted", "class", "corked"] where table[key] != nil {
+        for key in optionKeys where table[key] != nil {
             if !options.required.contains(key), !options.optional.contains(key) {
                 reader.fail(reader.map.keyLocation(path.appending(key)), "`\(key)` does not go with `\(verb)`")
             }
@@ -165,6 +168,15 @@ extension FixtureLoader {
             let player = reader.string(table, "player", at: path)
             guard let id, table["player"] == nil || player != nil else { return nil }
             return .event(.playerChanged(id, player.map(PlayerID.init)))
+        case "output":
+            let properties = readProperties(table, at: path, reader)
+            let port = readPort(table, at: path, reader)
+            guard let id, table["properties"] == nil || properties != nil, table["port"] == nil || port != nil
+            else { return nil }
+            return .event(.output(OutputID(id.rawValue), Output(properties: properties ?? [:], port: port)))
+        case "move":
+            guard let to = readID(table, "to", at: path, reader), let id else { return nil }
+            return .event(.streamMoved(id, to: OutputID(to)))
         case "claim":
             let properties = readProperties(table, at: path, reader)
             let player = reader.string(table, "player", at: path)
@@ -182,6 +194,7 @@ extension FixtureLoader {
             case "measuring": return .event(.measuring(id))
             case "capture-end": return .event(.captureEnded(id))
             case "pause-ignored": return .event(.pauseIgnored(id))
+            case "output-gone": return .event(.outputRemoved(OutputID(id.rawValue)))
             default: return nil
             }
         }
@@ -193,6 +206,30 @@ extension FixtureLoader {
         guard let id = reader.string(table, key, at: path) else { return nil }
         guard !id.isEmpty else { return reader.invalid(path.appending(key), "`\(key)` needs a stream id, got \"\"") }
         return id
+    }
+
+    /// `port = { name = "analog-output-headphones", type = "headphones", available = "no" }`: an output's
+    /// active port (`type` defaults to `unknown`, `available` to `unknown`: yes | no | unknown).
+    private static func readPort(_ table: TOMLTable, at path: TOMLKeyPath, _ reader: TOMLReader) -> OutputPort? {
+        let portPath = path.appending("port")
+        guard let port = reader.table(table, "port", at: path,
+                                      expected: "`port` must be a table like { name = \"analog-output-headphones\", type = \"headphones\", available = \"yes\" }")
+        else { return nil }
+        reader.checkKeys(port, at: portPath, allowed: ["name", "type", "available"], in: "`port`")
+        guard let name = reader.string(port, "name", at: portPath) else {
+            if port["name"] == nil { reader.fail(reader.map.valueLocation(portPath), "`port` needs a `name`") }
+            return nil
+        }
+        let type = reader.string(port, "type", at: portPath) ?? "unknown"
+        var available = OutputPort.Availability.unknown
+        if let written = reader.string(port, "available", at: portPath) {
+            guard let known = OutputPort.Availability(rawValue: written) else {
+                return reader.invalid(portPath.appending("available"),
+                                      "`available` must be \"yes\", \"no\" or \"unknown\", got \"\(written)\"")
+            }
+            available = known
+        }
+        return OutputPort(name: name, type: type, available: available)
     }
 
     /// `properties = { "media.role" = "music", ... }`; numbers and booleans become their text.

@@ -20,6 +20,17 @@ class = "ambient"
 mute-fade = 500                 # ms: fade before muting a stream whose player cannot be paused
 pause-timeout = 1000            # ms a player has to report Paused; still playing then, it is muted instead
 
+# When the output a stream is heard on goes away (a Bluetooth headset switched off, a USB DAC pulled, the
+# headphones' jack unplugged), the server moves the stream to the speakers. A class's `on-output-loss`
+# says what happens then: "pause" (muted at once, paused for good through its player once the switch
+# window passes; without a player it stays muted until you unmute it, play it or change its volume),
+# "mute" (the same without pausing) or "nothing" (it follows the move). Default: "pause" for primary
+# classes, "nothing" for the others.
+[outputs]
+switch-window = 1000            # ms: the same device back within this (a Bluetooth profile switch) is no loss
+resume-when-back = "never"      # or e.g. "10 s": a stream paused by the loss plays again if the device is
+                                # back that soon and you have not touched it (nor played anything else)
+
 # Media playback (music, video, podcasts): another app's media pauses yours for good (no resume) and
 # takes Now Playing. For its first 1.5 s of sound a new stream only ducks the others; silent for
 # 1 s, it stops ducking them.
@@ -27,12 +38,14 @@ pause-timeout = 1000            # ms a player has to report Paused; still playin
 grace = 1500
 duck = "-14 dB"
 release-after = 1000
+on-output-loss = "pause"        # its headphones went away: muted at once, then paused for good (see [outputs])
 
 # Phone and video calls: pause everything below while the call lasts, then resume what was paused.
 # A call is a session: it is silent whenever nobody speaks, and that does not end it.
 [class.call]
 above = ["short", "navigation", "notification", "primary", "ambient"]
 release-after = "never"
+on-output-loss = "nothing"      # the user is talking: the call follows the server to the new output
 
 # Turn-by-turn prompts, alerts: a strong duck, so the prompt is heard over the music.
 [class.navigation]

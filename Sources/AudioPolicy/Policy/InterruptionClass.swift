@@ -20,6 +20,9 @@ public struct InterruptionClass: Hashable, Sendable {
     /// interrupting, ms; nil: never (a call is a session, silent whenever nobody speaks). Apps keep
     /// streams open and silent — a browser tab with WebAudio, speech-dispatcher between phrases.
     public var releaseAfter: Milliseconds?
+    /// What its streams do when the output they are heard on is lost (`on-output-loss`): by default
+    /// `pause` for primary classes, `nothing` for the rest (a call follows the server's move).
+    public var onOutputLoss: OutputLossAction
     /// Where `[class.NAME]` stands, when it came from a file.
     public var location: SourceLocation?
 
@@ -27,7 +30,7 @@ public struct InterruptionClass: Hashable, Sendable {
         name: String, kind: InterruptionKind, outranks: Set<String> = [], rank: Int = 0,
         duck: Level = Level(decibels: -14), duckRamp: Milliseconds = 500, restoreRamp: Milliseconds = 1000,
         hold: Milliseconds = 500, grace: Milliseconds = 1500, releaseAfter: Milliseconds?? = nil,
-        location: SourceLocation? = nil
+        onOutputLoss: OutputLossAction? = nil, location: SourceLocation? = nil
     ) {
         self.name = name
         self.kind = kind
@@ -39,6 +42,7 @@ public struct InterruptionClass: Hashable, Sendable {
         self.hold = hold
         self.grace = grace
         self.releaseAfter = releaseAfter ?? Self.defaultReleaseAfter(kind)
+        self.onOutputLoss = onOutputLoss ?? OutputLossAction.defaultFor(kind)
         self.location = location
     }
 

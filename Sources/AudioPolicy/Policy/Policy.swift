@@ -16,15 +16,19 @@ public struct Policy: Hashable, Sendable {
     /// ignored it, and the mute fallback silences the stream instead (some players, and apps that
     /// expose MPRIS only for show, never pause).
     public var pauseTimeout: Milliseconds
+    /// `[outputs]`: the switch window and whether a device coming back resumes.
+    public var outputs: OutputPolicy
 
     public init(source: String, classes: [String: InterruptionClass], rules: [Rule], defaultClass: String,
-                muteFade: Milliseconds = 500, pauseTimeout: Milliseconds = 1000) {
+                muteFade: Milliseconds = 500, pauseTimeout: Milliseconds = 1000,
+                outputs: OutputPolicy = OutputPolicy()) {
         self.source = source
         self.classes = classes
         self.rules = rules
         self.defaultClass = defaultClass
         self.muteFade = muteFade
         self.pauseTimeout = pauseTimeout
+        self.outputs = outputs
     }
 
     /// The class, spoken flag and matching rule for a stream's properties.

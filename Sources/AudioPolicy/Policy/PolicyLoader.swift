@@ -32,22 +32,25 @@ public enum PolicyLoader {
     /// Parses and validates a policy; `file` is used in error locations and as ``Policy/source``.
     public static func load(text: String, file: String) throws(LocatedErrors) -> Policy {
         let (root, reader) = try TOMLReader.parse(text: text, file: file)
-        reader.checkKeys(root, at: .root, allowed: ["defaults", "class", "rule"], in: "the policy")
+        reader.checkKeys(root, at: .root, allowed: ["defaults", "class", "rule", "outputs"], in: "the policy")
 
         let drafts = readClasses(root, reader)
         let classes = rankClasses(drafts, reader)
         let names = classes.keys.sorted()
         let defaults = readDefaults(root, classNames: names, reader)
         let rules = readRules(root, classNames: names, reader)
+        let outputs = readOutputs(root, reader)
 
         try reader.throwIfFailed()
         return Policy(source: file, classes: classes, rules: rules, defaultClass: defaults.defaultClass,
-                      muteFade: defaults.muteFade, pauseTimeout: defaults.pauseTimeout)
+                      muteFade: defaults.muteFade, pauseTimeout: defaults.pauseTimeout, outputs: outputs)
     }
 
-    static let classKeys = ["kind", "above", "grace", "duck", "duck-ramp", "restore-ramp", "hold", "release-after"]
+    static let classKeys = ["kind", "above", "grace", "duck", "duck-ramp", "restore-ramp", "hold", "release-after",
+                            "on-output-loss"]
     static let ruleKeys = ["name", "match", "class", "spoken"]
     static let defaultsKeys = ["class", "mute-fade", "pause-timeout"]
+    static let outputsKeys = ["switch-window", "resume-when-back"]
 }
 
 // MARK: - Classes
@@ -121,6 +124,17 @@ extension PolicyLoader {
             value.releaseAfter = nil
         } else if let releaseAfter = reader.duration(table, "release-after", at: path) {
             value.releaseAfter = releaseAfter
+        }
+        value.onOutputLoss = OutputLossAction.defaultFor(value.kind)
+        if let action = reader.string(table, "on-output-loss", at: path) {
+            if let known = OutputLossAction(rawValue: action) {
+                value.onOutputLoss = known
+            } else {
+                let actions = OutputLossAction.allCases.map(\.rawValue)
+                let hint = closest(to: action, in: actions).map { " (did you mean \"\($0)\"?)" } ?? ""
+                reader.fail(reader.map.valueLocation(path.appending("on-output-loss")),
+                            "unknown `on-output-loss` \"\(action)\"\(hint); one of: \(actions.joined(separator: ", "))")
+            }
         }
         return ClassDraft(value: value, above: above, aboveKey: reader.map.keyLocation(abovePath))
     }
@@ -234,6 +248,27 @@ extension PolicyLoader {
                         "no class \"primary\" for streams no rule matches; define [class.primary] or set `class` in [defaults]")
         }
         return defaults
+    }
+}
+
+// MARK: - Outputs
+
+extension PolicyLoader {
+    /// `[outputs]`: `switch-window` (a duration) and `resume-when-back` (a duration, or `"never"`).
+    private static func readOutputs(_ root: TOMLTable, _ reader: TOMLReader) -> OutputPolicy {
+        let path: TOMLKeyPath = ["outputs"]
+        var outputs = OutputPolicy()
+        guard let table = reader.table(root, "outputs", at: .root, expected: "`outputs` must be a table") else {
+            return outputs
+        }
+        reader.checkKeys(table, at: path, allowed: outputsKeys, in: "[outputs]")
+        outputs.switchWindow = reader.duration(table, "switch-window", at: path) ?? outputs.switchWindow
+        if table["resume-when-back"]?.string == "never" {
+            outputs.resumeWhenBack = nil
+        } else if let after = reader.duration(table, "resume-when-back", at: path) {
+            outputs.resumeWhenBack = after
+        }
+        return outputs
     }
 }
 

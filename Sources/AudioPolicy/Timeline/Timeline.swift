@@ -80,6 +80,9 @@ extension Timeline {
             case silent
             /// A hook's interruption in force.
             case interrupting
+            /// The output it was heard on went away (or its port was unplugged): muted while the switch
+            /// window runs, then paused or held muted by the loss. Drawn as a strip along the lane's top.
+            case outputLost
         }
         public var kind: Kind
         public var start: Milliseconds
@@ -237,6 +240,7 @@ struct TimelineRecorder {
                 kinds.insert(.ducked)
             }
             if !status.audible { kinds.insert(.silent) }
+            if status.outputLoss != nil { kinds.insert(.outputLost) }
             update(index, kinds: kinds, at: now, decisions: decisions[id] ?? [])
         }
         for index in lanes.indices where lanes[index].live && !seen.contains(lanes[index].lane.stream) {
@@ -280,17 +284,23 @@ struct TimelineRecorder {
             case .ducked: .ducked
             case .paused: .paused
             case .muted: .muted
-            case .silent, .interrupting: nil
+            case .silent, .interrupting, .outputLost: nil
             }
             let speaking = outcome.flatMap { outcome in decisions.last { $0.outcome == outcome } }
             let reason: String? = switch kind {
             case .silent: "its monitor: silent"
             case .paused: speaking.map(Self.describe) ?? "paused by its player or the user"
             case .interrupting: nil
+            case .outputLost: engineOutputLoss(decisions)
             default: (speaking ?? decisions.last).map(Self.describe)
             }
             lanes[index].open[kind] = (now, reason)
         }
+    }
+
+    /// The decision that muted the stream for its output's loss, among this moment's.
+    private func engineOutputLoss(_ decisions: [Decision]) -> String? {
+        decisions.first { $0.outcome == .muted || $0.outcome == .paused }.map(Self.describe)
     }
 
     private static func describe(_ decision: Decision) -> String { "\(decision.reason): \(decision.action)" }

@@ -47,6 +47,7 @@ public struct TimelineSVG: Sendable {
         case .muted: ("#6e7781", "0.40")
         case .silent: ("#8c959f", "0.85")
         case .interrupting: ("#a371f7", "0.35")
+        case .outputLost: ("#cf222e", "0.85")
         }
     }
 
@@ -57,6 +58,7 @@ public struct TimelineSVG: Sendable {
         case .muted: "muted (fallback)"
         case .silent: "silent (monitor)"
         case .interrupting: "hook interruption"
+        case .outputLost: "output lost"
         }
     }
 
@@ -189,9 +191,10 @@ public struct TimelineSVG: Sendable {
             let tip = "\(Self.describe(band.kind)) \(Self.seconds(band.start))–\(Self.seconds(band.end)) s"
                 + (band.reason.map { ": \($0)" } ?? "")
             let (bandTop, bandHeight) = band.kind == .silent
-                ? (bottom - Self.silentStripHeight, Self.silentStripHeight) : (top, Self.laneHeight)
+                ? (bottom - Self.silentStripHeight, Self.silentStripHeight)
+                : band.kind == .outputLost ? (top, Self.silentStripHeight) : (top, Self.laneHeight)
             out += "<rect class=\"band \(band.kind.rawValue)\" x=\"\(n(left))\" y=\"\(n(bandTop))\" width=\"\(n(width))\" height=\"\(n(bandHeight))\" fill=\"\(colour)\" fill-opacity=\"\(opacity)\"><title>\(Self.escape(tip))</title></rect>\n"
-            if band.kind != .silent {
+            if band.kind != .silent, band.kind != .outputLost {
                 let reason = Self.truncated(Self.describe(band.kind) + (band.reason.map { ": \($0)" } ?? ""),
                                             toWidth: width - 6, fontSize: 11)
                 if !reason.isEmpty {
