@@ -23,9 +23,9 @@ extension PulseConnection {
         }
         let mask = pa_subscription_mask_t(
             rawValue: PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue | PA_SUBSCRIPTION_MASK_CLIENT.rawValue
-                | PA_SUBSCRIPTION_MASK_SOURCE_OUTPUT.rawValue)
+                | PA_SUBSCRIPTION_MASK_SOURCE_OUTPUT.rawValue | PA_SUBSCRIPTION_MASK_SINK.rawValue)
         let subscribe = AcknowledgedRequest(
-            connection: self, action: "subscribe to sink inputs, source outputs and clients")
+            connection: self, action: "subscribe to sink inputs, source outputs, sinks and clients")
         if !subscribe.start({ pa_context_subscribe(context, mask, AcknowledgedRequest.callback, $0) }) {
             reportFailure(of: subscribe.action, context: context)
         }
@@ -41,6 +41,7 @@ extension PulseConnection {
         }
         // Asked after the clients, so their clients are known when they arrive.
         listCaptures()
+        listSinks()
     }
 
     func serverDescribed(_ description: String?) {
@@ -107,6 +108,10 @@ extension PulseConnection {
             fetchCapture(index)
         case (PA_SUBSCRIPTION_EVENT_SOURCE_OUTPUT.rawValue, PA_SUBSCRIPTION_EVENT_REMOVE.rawValue):
             captureRemoved(index)
+        case (PA_SUBSCRIPTION_EVENT_SINK.rawValue, PA_SUBSCRIPTION_EVENT_REMOVE.rawValue):
+            sinkRemoved(index)
+        case (PA_SUBSCRIPTION_EVENT_SINK.rawValue, _):
+            fetchSink(index)
         case (PA_SUBSCRIPTION_EVENT_CLIENT.rawValue, PA_SUBSCRIPTION_EVENT_REMOVE.rawValue):
             tracker.clients.removeValue(forKey: index)
         case (PA_SUBSCRIPTION_EVENT_CLIENT.rawValue, _):

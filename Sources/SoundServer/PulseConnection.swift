@@ -61,6 +61,12 @@ public final class PulseConnection {
     public var onCaptureChanged: (SourceOutput) -> Void = { _ in }
     /// Called with the index of a source output that went away.
     public var onCaptureRemoved: (UInt32) -> Void = { _ in }
+    /// Called when a sink (an output) appears: each one listed after connecting, then each new one.
+    public var onSinkAdded: (Sink) -> Void = { _ in }
+    /// Called when a known sink's description changes (its active port, a port's availability).
+    public var onSinkChanged: (Sink) -> Void = { _ in }
+    /// Called with the index of a sink that went away, as soon as the server says so.
+    public var onSinkRemoved: (UInt32) -> Void = { _ in }
     /// Called with a description of a failed request.
     public var onError: (String) -> Void = { _ in }
     /// For `bench`, which times the daemon: called just before ``onStreamAdded`` for a stream the server
@@ -95,6 +101,9 @@ public final class PulseConnection {
     var tracker = StreamTracker()
     /// What the capture code keeps between events (see PulseConnection+Captures).
     var captures = CaptureTracker()
+    /// The sinks as last delivered, and the fetches in flight (true: fetch again when it is answered).
+    var sinks: [UInt32: Sink] = [:]
+    var sinkFetches: [UInt32: Bool] = [:]
 
     /// Creates an unconnected connection.
     ///
@@ -129,6 +138,8 @@ public final class PulseConnection {
         tearDownContext()
         tracker = StreamTracker()
         captures = CaptureTracker()
+        sinks = [:]
+        sinkFetches = [:]
 
         let proplist = PropertyList.make(properties)
         defer { pa_proplist_free(proplist) }

@@ -17,6 +17,9 @@ public protocol StreamServer: AnyObject {
     var onCaptureAdded: (SourceOutput) -> Void { get set }
     var onCaptureChanged: (SourceOutput) -> Void { get set }
     var onCaptureRemoved: (UInt32) -> Void { get set }
+    var onSinkAdded: (Sink) -> Void { get set }
+    var onSinkChanged: (Sink) -> Void { get set }
+    var onSinkRemoved: (UInt32) -> Void { get set }
     var onError: (String) -> Void { get set }
 
     // MARK: The connection

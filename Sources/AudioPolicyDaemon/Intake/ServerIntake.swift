@@ -33,6 +33,8 @@ final class ServerIntake {
     private var reconnectDelay: UInt64 = 250_000
     /// Capture streams recording from a microphone now, by source-output index.
     private var recordingCaptures: Set<UInt32> = []
+    /// Sinks (outputs) the engine has been told of.
+    private var sinks: Set<UInt32> = []
 
     init(loop: MainLoop, log: Logger, makeServer: @escaping (MainLoop) -> any StreamServer, actuation: Actuation,
          players: MediaPlayers) {
@@ -59,6 +61,9 @@ final class ServerIntake {
         server.onCaptureAdded = { [unowned self] capture in self.captureChanged(capture) }
         server.onCaptureChanged = { [unowned self] capture in self.captureChanged(capture) }
         server.onCaptureRemoved = { [unowned self] index in self.captureRemoved(index) }
+        server.onSinkAdded = { [unowned self] sink in self.sinkChanged(sink) }
+        server.onSinkChanged = { [unowned self] sink in self.sinkChanged(sink) }
+        server.onSinkRemoved = { [unowned self] index in self.sinkRemoved(index) }
         server.onError = { [unowned self] message in self.log.warning("sound server: \(message)") }
         self.server = server
         actuation.connected(to: server)
@@ -89,6 +94,8 @@ final class ServerIntake {
         actuation.disconnected()
         for index in recordingCaptures.sorted() { captureRemoved(index) }
         for index in actuation.streams.keys.sorted() { streamRemoved(index) }
+        // After the streams: with none left on them, their outputs going is no loss to anyone.
+        for index in sinks.sorted() { sinkRemoved(index) }
         guard onGone() else { return }
         let delay = reconnectDelay
         reconnectDelay = min(reconnectDelay * 2, 5_000_000)
@@ -116,6 +123,7 @@ final class ServerIntake {
         let savedStart = actuation.streamAppeared(input)
         // Created corked, it is no sound yet: it interrupts nothing until it first plays.
         feed(.streamStarted(id, input.properties, player: players.playerForNewStream(input), playing: !input.corked))
+        feed(.streamMoved(id, to: OutputID(sink: input.sinkIndex)))
         actuation.streamDecided(input.index, savedStart)
         if !input.corked, players.isPlaying(input.index) {
             // Its player already says Playing (a new track's stream): the engine hears it, and the app
@@ -129,6 +137,8 @@ final class ServerIntake {
         guard let old = actuation.streamChanged(input) else { return streamAdded(input) }
         defer { actuation.prepareJournalEntry(input.index) }
         let id = StreamID(sinkInput: input.index)
+        // Moved: by the server off a sink going away, or by the user; the engine tells which.
+        if input.sinkIndex != old.sinkIndex { feed(.streamMoved(id, to: OutputID(sink: input.sinkIndex))) }
         if input.properties != old.properties { feed(.streamChanged(id, input.properties)) }
         if input.corked != old.corked { feed(.playback(id, playing: !input.corked)) }
         guard input.levelChange == .theirs else { return }
@@ -147,6 +157,21 @@ final class ServerIntake {
         players.streamEnded(index)
         actuation.streamEnded(index)
         onStreamEnded(input)
+    }
+
+    // MARK: - Outputs
+
+    /// A sink appeared or changed (its active port, a port's availability): the engine hears of it as
+    /// an output.
+    private func sinkChanged(_ sink: Sink) {
+        sinks.insert(sink.index)
+        feed(.output(OutputID(sink: sink.index), Output(sink)))
+    }
+
+    private func sinkRemoved(_ index: UInt32) {
+        guard sinks.remove(index) != nil else { return }
+        log.info("sink \(index): removed")
+        feed(.outputRemoved(OutputID(sink: index)))
     }
 
     // MARK: - Microphones

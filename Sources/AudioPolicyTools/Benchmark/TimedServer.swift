@@ -20,6 +20,9 @@ public final class TimedServer: StreamServer {
     private var timed: [UInt32: (announced: UInt64, described: UInt64)] = [:]
     private var heard: [UInt32: UInt64] = [:]
     private var volumeWrites = 0
+    /// A sink's removal event → the first mute request after it, µs (an output lost: the music muted).
+    public private(set) var removalReactions: [UInt64] = []
+    private var sinkRemovedAt: UInt64?
 
     public init(loop: MainLoop) {
         inner = PulseConnection(loop: loop, applicationName: "audio-policyd")
@@ -60,6 +63,29 @@ public final class TimedServer: StreamServer {
                 newValue(index)
             }
         }
+    }
+
+    public var onSinkRemoved: (UInt32) -> Void {
+        get { inner.onSinkRemoved }
+        set {
+            inner.onSinkRemoved = { [unowned self] index in
+                // Timed from when the removal event entered the process.
+                sinkRemovedAt = inner.lastEventReceivedAt ?? MainLoop.monotonicMicroseconds()
+                newValue(index)
+            }
+        }
+    }
+
+    public func setMute(index: UInt32, muted: Bool) {
+        if muted, recording, let removed = sinkRemovedAt {
+            removalReactions.append(MainLoop.monotonicMicroseconds() - removed)
+            sinkRemovedAt = nil
+        }
+        inner.setMute(index: index, muted: muted)
+    }
+
+    public func clearRemovalReactions() {
+        removalReactions = []
     }
 
     public func meter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> PeakMeter? {
@@ -108,6 +134,14 @@ public final class TimedServer: StreamServer {
         get { inner.onCaptureRemoved }
         set { inner.onCaptureRemoved = newValue }
     }
+    public var onSinkAdded: (Sink) -> Void {
+        get { inner.onSinkAdded }
+        set { inner.onSinkAdded = newValue }
+    }
+    public var onSinkChanged: (Sink) -> Void {
+        get { inner.onSinkChanged }
+        set { inner.onSinkChanged = newValue }
+    }
     public var onError: (String) -> Void {
         get { inner.onError }
         set { inner.onError = newValue }
@@ -117,7 +151,6 @@ public final class TimedServer: StreamServer {
     public var serverDescription: String? { inner.serverDescription }
     public func connect() { inner.connect() }
     public func drain(_ completion: @escaping () -> Void) { inner.drain(completion) }
-    public func setMute(index: UInt32, muted: Bool) { inner.setMute(index: index, muted: muted) }
     public func readSavedEntries(completion: @escaping ([StreamRestoreEntry]?) -> Void) {
         inner.readSavedEntries(completion: completion)
     }

@@ -26,6 +26,8 @@ final class FakeSoundServer {
     }
 
     private(set) var streams: [UInt32: SinkInput] = [:]
+    /// The outputs, by index (none unless a test adds them; streams play on sink 0 unless told otherwise).
+    private(set) var sinks: [UInt32: Sink] = [:]
     /// The stream-restore table, by key.
     var saved: [String: StreamRestoreEntry] = [:]
     private(set) var writes: [Write] = []
@@ -50,7 +52,7 @@ final class FakeSoundServer {
     /// its own unless `pid` is given (the engine never lets an app interrupt itself). Returns its index.
     @discardableResult
     func addStream(role: String?, application: String, volume: [UInt32], muted: Bool = false,
-                   corked: Bool = false, pid: Int? = nil) -> UInt32 {
+                   corked: Bool = false, pid: Int? = nil, sink: UInt32 = 0) -> UInt32 {
         let index = nextIndex
         nextIndex += 1
         let pid = pid ?? 4000 + Int(index)
@@ -65,7 +67,7 @@ final class FakeSoundServer {
             if let savedVolume = entry.volume, savedVolume.channels == volume.count { level = savedVolume }
             isMuted = entry.muted
         }
-        let input = SinkInput(index: index, clientIndex: index + 100, sinkIndex: 0, name: "\(application) stream",
+        let input = SinkInput(index: index, clientIndex: index + 100, sinkIndex: sink, name: "\(application) stream",
                               properties: properties, volume: level, muted: isMuted, corked: corked)
         streams[index] = input
         for connection in connections { connection.added(input) }
@@ -75,6 +77,31 @@ final class FakeSoundServer {
     /// Someone else (the user, a mixer) sets a stream's volume.
     func userSetsVolume(_ index: UInt32, _ volume: [UInt32]) {
         apply(index, by: nil) { $0.volume = ChannelVolumes(values: volume, channelMap: Self.stereo) }
+    }
+
+    // MARK: - Outputs
+
+    /// A sink appears, or a known one changes (its active port, a port's availability: a jack pulled).
+    func setSink(_ sink: Sink) {
+        let known = sinks[sink.index] != nil
+        sinks[sink.index] = sink
+        for connection in connections { connection.sinkChanged(sink, added: !known) }
+    }
+
+    /// A sink goes away; as PulseAudio ≥ 14 does, the server moves its streams to `rescueTo` itself. A
+    /// client hears the removal first and the moved streams' descriptions after it (their change events
+    /// come first, but a client fetches each one's description in a round trip).
+    func removeSink(_ index: UInt32, rescueTo: UInt32) {
+        guard sinks.removeValue(forKey: index) != nil else { return }
+        for connection in connections { connection.sinkRemoved(index) }
+        for (stream, input) in streams.sorted(by: { $0.key < $1.key }) where input.sinkIndex == index {
+            apply(stream, by: nil) { $0.sinkIndex = rescueTo }
+        }
+    }
+
+    /// A stream is moved to another sink (the user, in pavucontrol).
+    func moveStream(_ index: UInt32, to sink: UInt32) {
+        apply(index, by: nil) { $0.sinkIndex = sink }
     }
 
     func removeStream(_ index: UInt32) {
@@ -132,6 +159,9 @@ final class FakeServerConnection: StreamServer {
     var onCaptureAdded: (SourceOutput) -> Void = { _ in }
     var onCaptureChanged: (SourceOutput) -> Void = { _ in }
     var onCaptureRemoved: (UInt32) -> Void = { _ in }
+    var onSinkAdded: (Sink) -> Void = { _ in }
+    var onSinkChanged: (Sink) -> Void = { _ in }
+    var onSinkRemoved: (UInt32) -> Void = { _ in }
     var onError: (String) -> Void = { _ in }
 
     private(set) var state: PulseConnection.State = .unconnected
@@ -167,6 +197,7 @@ final class FakeServerConnection: StreamServer {
             snapshotTold = true
             onInitialStreams(inputs)
             onInitialCaptures([])
+            for sink in server.sinks.values.sorted(by: { $0.index < $1.index }) { onSinkAdded(sink) }
         }
     }
 
@@ -232,6 +263,16 @@ final class FakeServerConnection: StreamServer {
             guard !before.sameState(as: input) || delivered.levelChange != .none else { return }
             onStreamChanged(delivered)
         }
+    }
+
+    fileprivate func sinkChanged(_ sink: Sink, added: Bool) {
+        guard snapshotTold else { return }
+        post { [self] in added ? onSinkAdded(sink) : onSinkChanged(sink) }
+    }
+
+    fileprivate func sinkRemoved(_ index: UInt32) {
+        guard snapshotTold else { return }
+        post { [self] in onSinkRemoved(index) }
     }
 
     fileprivate func removed(_ index: UInt32) {

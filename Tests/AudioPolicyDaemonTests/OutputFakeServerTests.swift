@@ -1,0 +1,128 @@
+@testable import AudioPolicyDaemon
+import Foundation
+import SoundServer
+import Testing
+
+/// Output loss through the daemon against a ``FakeSoundServer``: a jack pulled (a port's availability —
+/// null sinks on a real server have no ports, so this is where ports are tested), a headset's sink
+/// removed with its streams rescued to the speakers, and the controls (a loose jack, the user's move).
+/// The streams have no media player here (no session bus), so a lost one is held muted, not paused.
+@Suite("Outputs against a fake sound server", .serialized)
+struct OutputFakeServerTests {
+    static let own: [UInt32] = [52428, 45875]
+
+    let scratch: ScratchDirectory
+    let server = FakeSoundServer()
+
+    init() throws {
+        scratch = try ScratchDirectory()
+    }
+
+    func startDaemon() throws -> DaemonOnFake {
+        let daemon = try DaemonOnFake(server: server, directory: scratch.url)
+        try #require(daemon.run(until: { daemon.isReady }), "the daemon never became ready")
+        return daemon
+    }
+
+    static func builtin(headphones: Sink.Port.Availability, active: String) -> Sink {
+        Sink(index: 0, name: "alsa_output.pci-0000_00_1f.3.analog-stereo", description: "Built-in Audio Analog Stereo",
+             properties: ["device.string": "front:0", "device.bus": "pci", "device.description": "Built-in Audio Analog Stereo"],
+             ports: [Sink.Port(name: "analog-output-speaker", type: "speaker", available: .unknown),
+                     Sink.Port(name: "analog-output-headphones", type: "headphones", available: headphones)],
+             activePort: active)
+    }
+
+    static let speakers = Sink(index: 0, name: "speakers", description: "Built-in Audio",
+                               properties: ["device.string": "front:0", "device.bus": "pci"])
+    static let headset = Sink(index: 1, name: "bluez_sink.AC_80_0A_12_34_56.a2dp_sink", description: "WH-1000XM4",
+                              properties: ["device.string": "AC:80:0A:12:34:56", "api.bluez5.address": "AC:80:0A:12:34:56",
+                                           "device.bus": "bluetooth", "device.form_factor": "headset"])
+
+    func mutes(of index: UInt32, from start: Int = 0) -> [Bool] {
+        server.writes[start...].compactMap { if case let .mute(to, muted) = $0, to == index { muted } else { nil } }
+    }
+
+    // MARK: - Ports
+
+    @Test("headphones unplugged (the port unavailable, the speaker made active): the music is muted at once and stays muted; the user's volume change unmutes it at that volume")
+    func jackPulled() throws {
+        server.setSink(Self.builtin(headphones: .yes, active: "analog-output-headphones"))
+        let music = server.addStream(role: "music", application: "Radio", volume: Self.own)
+        let daemon = try startDaemon()
+        daemon.run(for: 0.3)
+        #expect(mutes(of: music).isEmpty)
+
+        let mark = server.writes.count
+        server.setSink(Self.builtin(headphones: .no, active: "analog-output-speaker"))
+        let pulled = Date()
+        #expect(daemon.run(until: { server.streams[music]?.muted == true }, timeout: 2), "not muted: \(server.writes)")
+        #expect(Date().timeIntervalSince(pulled) < 0.1, "muted \(Date().timeIntervalSince(pulled)) s after the jack was pulled")
+        #expect(mutes(of: music, from: mark) == [true])
+        // Past the switch window: still muted (no player to pause: held until the user acts).
+        daemon.run(for: 1.5)
+        #expect(server.streams[music]?.muted == true)
+
+        server.userSetsVolume(music, [30000, 30000])
+        #expect(daemon.run(until: { server.streams[music]?.muted == false }, timeout: 2), "the user's volume change did not unmute it")
+        daemon.run(for: 0.3)
+        #expect(server.streams[music]?.volume.values == [30000, 30000])
+    }
+
+    @Test("control: a loose jack reads unplugged for 200 ms: the music is unmuted as it is back, at exactly its level")
+    func jackWiggle() throws {
+        server.setSink(Self.builtin(headphones: .yes, active: "analog-output-headphones"))
+        let music = server.addStream(role: "music", application: "Radio", volume: Self.own)
+        let daemon = try startDaemon()
+        daemon.run(for: 0.3)
+        server.setSink(Self.builtin(headphones: .no, active: "analog-output-headphones"))
+        #expect(daemon.run(until: { server.streams[music]?.muted == true }, timeout: 2))
+        daemon.run(for: 0.2)
+        server.setSink(Self.builtin(headphones: .yes, active: "analog-output-headphones"))
+        let back = Date()
+        #expect(daemon.run(until: { server.streams[music]?.muted == false }, timeout: 2), "still muted")
+        #expect(Date().timeIntervalSince(back) < 0.1)
+        daemon.run(for: 0.2)
+        #expect(server.streams[music]?.volume.values == Self.own)
+    }
+
+    @Test("control: a port change on a sink nothing plays on, and from speaker to headphones, mute nothing")
+    func harmlessPortChanges() throws {
+        server.setSink(Self.builtin(headphones: .no, active: "analog-output-speaker"))
+        let music = server.addStream(role: "music", application: "Radio", volume: Self.own)
+        let daemon = try startDaemon()
+        daemon.run(for: 0.3)
+        server.setSink(Self.builtin(headphones: .yes, active: "analog-output-headphones"))
+        daemon.run(for: 1.3)
+        #expect(mutes(of: music).isEmpty, "\(server.writes)")
+        #expect(server.streams[music]?.volume.values == Self.own)
+    }
+
+    // MARK: - Removal
+
+    @Test("the headset's sink removed, its stream rescued to the speakers: muted before its move is even described")
+    func headsetRemoved() throws {
+        server.setSink(Self.speakers)
+        server.setSink(Self.headset)
+        let music = server.addStream(role: "music", application: "Radio", volume: Self.own, sink: 1)
+        let daemon = try startDaemon()
+        daemon.run(for: 0.3)
+        server.removeSink(1, rescueTo: 0)
+        #expect(daemon.run(until: { server.streams[music]?.muted == true }, timeout: 2), "not muted: \(server.writes)")
+        daemon.run(for: 1.3)
+        #expect(server.streams[music]?.muted == true)
+        #expect(server.streams[music]?.sinkIndex == 0)
+    }
+
+    @Test("control: the user moves the music off the headset, which stays: nothing is muted")
+    func userMove() throws {
+        server.setSink(Self.speakers)
+        server.setSink(Self.headset)
+        let music = server.addStream(role: "music", application: "Radio", volume: Self.own, sink: 1)
+        let daemon = try startDaemon()
+        daemon.run(for: 0.3)
+        server.moveStream(music, to: 0)
+        daemon.run(for: 1.3)
+        #expect(mutes(of: music).isEmpty, "\(server.writes)")
+        #expect(server.streams[music]?.volume.values == Self.own)
+    }
+}
