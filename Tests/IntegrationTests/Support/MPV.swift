@@ -60,13 +60,15 @@ final class MPV {
 
     /// Starts mpv on `tone` and waits until its MPRIS name is on the bus. `scripts` are more mpv
     /// scripts, `options` their `--script-opts`.
-    init(_ tone: Tone, scripts: [String] = [], options: [String] = [], changes: Changes) throws {
+    init(_ tone: Tone, scripts: [String] = [], options: [String] = [], arguments extra: [String] = [],
+         changes: Changes) throws {
         self.changes = changes
         guard let plugin = SessionBus.mprisPlugin else { throw CommandFailure(description: "no mpv-mpris plugin") }
         var arguments = ["mpv", "--no-config", "--load-scripts=no", "--script=\(plugin)", "--no-video", "--ao=pulse",
                          "--no-terminal", "--loop-file=inf"]
         arguments += scripts.map { "--script=\($0)" }
         if !options.isEmpty { arguments.append("--script-opts=" + options.joined(separator: ",")) }
+        arguments += extra
         child = try Child(arguments + [try tone.file().path])
         let pid = child.pid
         name = try changes.await("mpv (pid \(pid)) to own an MPRIS name", timeout: 10) { () throws -> Probe<String> in
