@@ -152,6 +152,9 @@ final class OutputTests {
         }
         let recording = try Levels.record(seconds: 0.5)
         #expect(try recording.level(300...600) > -30, "the music is not heard on the speakers after the user's move")
+        // The control for the loss test's measure: music playing on the speakers counts as loud throughout.
+        let loud = try Self.loudMilliseconds(recording)
+        #expect(loud >= 400, "only \(loud) ms of 750 recorded counted as music above -40 dBFS")
         #expect(try !mpv.stream().muted)
     }
 }
