@@ -25,7 +25,7 @@ pause-timeout = 1000            # ms a player has to report Paused; still playin
 # says what happens then: "pause" (muted at once, paused for good through its player once the switch
 # window passes; without a player it stays muted until you unmute it, play it or change its volume),
 # "mute" (the same without pausing) or "nothing" (it follows the move). Default: "pause" for primary
-# classes, "nothing" for the others.
+# classes, "nothing" for the others; here games and other ambient sounds say "mute".
 [outputs]
 switch-window = 1000            # ms: the same device back within this (a Bluetooth profile switch) is no loss
 resume-when-back = "never"      # or e.g. "10 s": a stream paused by the loss plays again if the device is
@@ -90,6 +90,8 @@ release-after = 500             # Chromium keeps a ping's stream open, silent, f
 # pauses, and new media never pauses it. Prompts, notifications and the screen reader duck it; a call
 # fades it out and mutes it, and unmutes it afterwards. It never takes Now Playing.
 [class.ambient]
+on-output-loss = "mute"         # a game has no pause, but blasting it from the speakers is as bad as music:
+                                # muted at once, until you unmute it or change its volume (or it ends)
 
 # Production audio, test tones, and the plumbing other apps' sound flows through: never interrupts,
 # never interrupted.
