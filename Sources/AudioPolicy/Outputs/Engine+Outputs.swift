@@ -24,6 +24,10 @@ struct OutputLoss: Hashable, Sendable {
     var deviceBack = false
     /// The user touched the stream since (volume, mute): it is never resumed.
     var touched = false
+    /// Waiting, the stream already muted by the fallback of an interruption (``TrackedStream/pausedBy`` is
+    /// `.mute`): that mute is left to the interruption if the device comes back, and becomes the loss's
+    /// held mute if not.
+    var fallbackMute = false
 
     /// Whether the engine holds the stream muted for it.
     var holdsMute: Bool { phase != .paused }
@@ -116,15 +120,14 @@ extension Engine {
                 continue
             }
             if stream.pausedBy == .mute {
-                // Muted by the fallback, to be unmuted when the interruption ends: it stays muted instead.
-                stream.pausedBy = nil
-                stream.effect = .none
-                var held = loss
-                held.phase = .held
-                stream.outputLoss = held
+                // Muted by the fallback, to be unmuted when the interruption ends: unless the same device is
+                // back within the window, it stays muted instead (see ``settleOutputLosses(now:into:)``).
+                var waiting = loss
+                waiting.fallbackMute = true
+                stream.outputLoss = waiting
                 streams[sid] = stream
-                out.append(.decision(decision(stream, reason: reason, action: "stays muted " + Self.untilTheUserActs,
-                                              outcome: .muted)))
+                out.append(.decision(decision(stream, reason: reason,
+                                              action: "stays muted (\(window) ms for it to come back)", outcome: .muted)))
                 continue
             }
             guard isHeard(stream) else { continue }
@@ -155,7 +158,22 @@ extension Engine {
                   now >= loss.since + window else { continue }
             let back = loss.deviceBack
                 || (loss.port == nil && loss.device != nil && outputs.values.contains { $0.device == loss.device })
-            if back {
+            if loss.fallbackMute {
+                if back || !stream.playing {
+                    // The interruption's mute goes on, and ends with it.
+                    stream.outputLoss = nil
+                    out.append(.decision(decision(stream, reason: back ? "\(loss.label) came back within \(window) ms" : loss.reason,
+                                                  action: "muted for its interruption only")))
+                } else {
+                    stream.pausedBy = nil
+                    stream.effect = .none
+                    loss.phase = .held
+                    loss.fallbackMute = false // the mute is the loss's now
+                    stream.outputLoss = loss
+                    out.append(.decision(decision(stream, reason: loss.reason, action: "stays muted " + Self.untilTheUserActs,
+                                                  outcome: .muted)))
+                }
+            } else if back {
                 unmute(&stream, reason: "\(loss.label) came back within \(window) ms",
                        action: "unmuted (not lost: a profile switch)", now: now, into: &out)
             } else if !stream.playing {
@@ -180,6 +198,10 @@ extension Engine {
     /// The lost device (or port) is back and the stream is on it.
     private mutating func outputBack(_ stream: inout TrackedStream, now: Milliseconds, into out: inout [Command]) {
         guard let loss = stream.outputLoss else { return }
+        if loss.fallbackMute {
+            stream.outputLoss = nil // the interruption's mute goes on, and ends with it
+            return
+        }
         if loss.phase == .waiting {
             unmute(&stream, reason: "\(loss.label) came back", action: "unmuted (not lost: the same device is back)",
                    now: now, into: &out)
@@ -218,6 +240,10 @@ extension Engine {
     mutating func outputLossPlayback(_ stream: inout TrackedStream, playing: Bool, now: Milliseconds,
                                      into out: inout [Command]) {
         guard var loss = stream.outputLoss else { return }
+        if loss.fallbackMute {
+            stream.outputLoss = nil // the user acts: what the interruption's mute does next is its own
+            return
+        }
         if playing, !stream.playing {
             // Played by the user: on whatever output it is on now, at the user's volume, unmuted.
             if loss.holdsMute {
@@ -238,6 +264,10 @@ extension Engine {
     mutating func outputLossTouched(_ stream: inout TrackedStream, volume: Bool, muted: Bool?, now: Milliseconds,
                                     into out: inout [Command]) -> Bool {
         guard var loss = stream.outputLoss else { return false }
+        if loss.fallbackMute {
+            stream.outputLoss = nil // the user acts: what the interruption's mute does next is its own
+            return false
+        }
         guard loss.holdsMute else {
             loss.touched = true
             stream.outputLoss = loss

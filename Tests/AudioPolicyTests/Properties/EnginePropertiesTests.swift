@@ -108,6 +108,11 @@ struct EnginePropertiesTests {
         Self.check(AmbientProperty.self, base: 0x7777)
     }
 
+    @Test("7. nothing is muted or paused by an output event the rules do not call for")
+    func outputLossesAreCalledFor() {
+        Self.check(OutputLossProperty.self, base: 0x8888)
+    }
+
     @Test("5a. the same sequence gives the same commands")
     func deterministic() {
         Self.check(RampContinuityProperty.self, base: 0x5555, count: Self.sequences / 2, determinism: true)
@@ -125,14 +130,17 @@ struct QuiescenceProperty: EngineProperty {
     static let name = "quiescence"
     static let wantsQuiescence = true
     var shell = ShellModel()
+    var outputs = OutputLossModel()
 
     mutating func observe(_ step: Observed, engine: Engine) -> Violation? {
         _ = shell.apply(step)
+        _ = outputs.apply(step, engine: engine, window: engine.policy.outputs.switchWindow)
         return nil
     }
 
     mutating func quiescent(engine: Engine, now: Milliseconds, survivors: [StreamID]) -> Violation? {
-        for id in survivors {
+        // A stream held muted after an output loss the rules call for, until the user acts, is by design.
+        for id in survivors where !outputs.heldByDesign(id, engine: engine) {
             let factor = engine.factor(of: id, at: now) ?? 1
             let told = shell.factor(id, at: now)
             let problems = [
@@ -157,7 +165,9 @@ struct QuiescenceProperty: EngineProperty {
 
 struct ResumeProperty: EngineProperty {
     static let name = "resume"
-    enum Hold { case transient, forGood }
+    /// `outputLoss`: paused for an output's loss, resumed only by the opt-in `resume-when-back` and only
+    /// if the user has not touched it since.
+    enum Hold { case transient, forGood, outputLoss }
     var hold: [StreamID: Hold] = [:]
     var userPaused: Set<StreamID> = []
 
@@ -166,6 +176,8 @@ struct ResumeProperty: EngineProperty {
         case let .event(.streamStarted(id, _, _, _))?, let .event(.streamEnded(id))?:
             hold[id] = nil
             userPaused.remove(id)
+        case let .event(.userVolume(id, _))?, let .event(.userMute(id, _))?:
+            if hold[id] == .outputLoss { hold[id] = .forGood }
         case let .event(.playback(id, playing))?:
             if playing {
                 userPaused.remove(id)
@@ -182,6 +194,8 @@ struct ResumeProperty: EngineProperty {
             case let .resume(id, _):
                 let why: String? = userPaused.contains(id) ? "which the user paused"
                     : hold[id] == .forGood ? "which it had paused for good"
+                    : hold[id] == .outputLoss && engine.policy.outputs.resumeWhenBack == nil
+                        ? "which an output loss paused, without resume-when-back"
                     : hold[id] == nil ? "which it never paused" : nil
                 if let why {
                     return Violation(message: "resumed \(id) at \(step.time) ms, \(why)",
@@ -190,7 +204,8 @@ struct ResumeProperty: EngineProperty {
                 hold[id] = nil
                 resumed.insert(id)
             case let .pause(id, _):
-                hold[id] = engine.streams[id]?.pausedBy == .player ? .transient : .forGood
+                hold[id] = engine.streams[id]?.pausedBy == .player ? .transient
+                    : engine.streams[id]?.outputLoss?.phase == .pausing ? .outputLoss : .forGood
             default:
                 break
             }
@@ -369,7 +384,7 @@ struct AmbientProperty: EngineProperty {
             case let .mute(target, _) where !heldByPlayer.contains(target): id = target
             default: continue
             }
-            guard let target = engine.streams[id] else { continue }
+            guard let target = engine.streams[id], target.outputLoss == nil else { continue } // its output was lost
             let causes = engine.streams.values.filter { m in
                 m.id != id && m.interruptionClass.kind != .ambient && m.interruptionClass.kind != .mix
                     && engine.affects(m, target)

@@ -42,6 +42,17 @@ enum PropertyPolicies {
                 fatalError("cannot load \(path): \(error)")
             }
         }
+        // The default with the opt-in `resume-when-back`, so that sequences reach it too (written out for
+        // the fixtures a failure leaves).
+        let text = Policy.embeddedDefaultText.replacingOccurrences(of: "resume-when-back = \"never\"",
+                                                               with: "resume-when-back = \"10 s\"")
+        let variant = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("audio-policyd-properties-default-resume-when-back.toml")
+        try? text.write(to: variant, atomically: true, encoding: .utf8)
+        do {
+            result.append(("default + resume-when-back", variant.path, try PolicyLoader.load(text: text, file: variant.path)))
+        } catch {
+            fatalError("cannot load the resume-when-back variant: \(error)")
+        }
         return result
     }()
 }
@@ -142,6 +153,26 @@ enum PropertyPool {
     static let extraPlayers = ["org.mpris.MediaPlayer2.kdeconnect", "org.mpris.MediaPlayer2.mpv",
                                "org.mpris.MediaPlayer2.chromium.instance2104"]
 
+    /// Outputs: the built-in card (one sink, its active port the speakers or the headphones' jack), a
+    /// Bluetooth headset under two profiles (the same device), a USB DAC (two sinks for the same device,
+    /// a card profile change), and an HDMI output with no identity.
+    static let builtIn: Properties = ["device.description": "Built-in Audio Analog Stereo", "device.string": "front:0",
+                                      "device.form_factor": "internal", "device.bus": "pci", "alsa.card_name": "HDA Intel PCH"]
+    static let speakerPort = OutputPort(name: "analog-output-speaker", type: "speaker", available: .unknown)
+    static let headphonesPort = OutputPort(name: "analog-output-headphones", type: "headphones", available: .yes)
+    static let headset: Properties = ["device.description": "WH-1000XM4", "api.bluez5.address": "AC:80:0A:12:34:56",
+                                      "device.string": "AC:80:0A:12:34:56", "device.form_factor": "headset",
+                                      "device.bus": "bluetooth"]
+    static let outputs: [(id: OutputID, output: Output)] = [
+        ("headset-a2dp", Output(properties: headset.merging(["api.bluez5.profile": "a2dp-sink"]) { $1 })),
+        ("headset-hfp", Output(properties: headset.merging(["api.bluez5.profile": "headset-head-unit"]) { $1 })),
+        ("usb", Output(properties: ["device.description": "USB Audio DAC", "device.string": "hw:2", "device.bus": "usb",
+                                    "device.bus_path": "pci-0000:00:14.0-usb-0:2:1.0"])),
+        ("usb-iec958", Output(properties: ["device.description": "USB Audio DAC Digital", "device.string": "hw:2",
+                                           "device.bus": "usb", "device.bus_path": "pci-0000:00:14.0-usb-0:2:1.0"])),
+        ("hdmi", Output(properties: ["device.description": "HDMI"])),
+    ]
+
     static let streams: [StreamID] = (1...7).map { StreamID("s\($0)") }
     static let hooks: [StreamID] = ["h1", "h2", "h3"]
     static let capturesIDs: [StreamID] = ["c1", "c2"]
@@ -163,11 +194,17 @@ struct PropertyGenerator {
     private var queue: [PropertyStep] = []
     /// Taken next, whatever else is queued (a stream created corked).
     private var forced: PropertyStep?
+    /// The outputs there, and the output each live stream plays on.
+    private var outputs: [OutputID: Output] = [:]
+    private var location: [StreamID: OutputID] = [:]
 
     init(seed: UInt64) {
         rng = SplitMix64(seed: seed)
         length = rng.int(5...40)
         policyIndex = rng.int(0...(PropertyPolicies.all.count - 1))
+        // The built-in card is there from the start, on its speakers or its headphones.
+        forced = PropertyStep(gap: 0, action: .event(.output("speakers", Output(
+            properties: PropertyPool.builtIn, port: rng.chance(0.5) ? PropertyPool.headphonesPort : PropertyPool.speakerPort))))
     }
 
     /// The gap before the next step: often 0 (same-instant orders), else up to a few seconds.
@@ -225,6 +262,13 @@ struct PropertyGenerator {
         case let .streamEnded(id):
             live[id] = nil
             liveOrder.removeAll { $0 == id }
+            location[id] = nil
+        case let .output(id, output):
+            outputs[id] = output
+        case let .outputRemoved(id):
+            outputs[id] = nil
+        case let .streamMoved(id, output):
+            if live[id] != nil { location[id] = output }
         case let .interruptionBegan(token, _, _):
             if !hooks.contains(token) { hooks.append(token) }
         case let .interruptionEnded(token):
@@ -258,12 +302,80 @@ struct PropertyGenerator {
         // A stream created corked (Chromium, Firefox, Spotify, a softphone before its call): as the daemon
         // reports it, or as started and paused in the same instant.
         let corked = rng.chance(0.2)
+        if !outputs.isEmpty, rng.chance(0.9) {
+            // Where it plays, told right after it starts (or a little later).
+            queue.insert(PropertyStep(gap: rng.chance(0.8) ? 0 : rng.int(1...50),
+                                      action: .event(.streamMoved(id, to: rng.pick(outputs.keys.sorted())))), at: 0)
+        }
         if !corked, rng.chance(0.1) { forced = PropertyStep(gap: 0, action: .event(.playback(id, playing: false))) }
         return PropertyStep(gap: gap(), action: .event(.streamStarted(id, properties, player: player, playing: !corked)))
     }
 
+    /// Outputs coming and going: a device appearing (sometimes the one just removed: a profile switch, or
+    /// the device back later), removed (the server moving its streams to the built-in card, before or
+    /// after it says so), the built-in card's jack plugged and pulled, the user moving a stream.
+    private mutating func outputEvent() -> PropertyStep {
+        let g = gap()
+        let present = outputs.keys.sorted()
+        let r = rng.int(0...99)
+        if r < 25 || present.count <= 1 && r < 60 {
+            let absent = PropertyPool.outputs.filter { outputs[$0.id] == nil }
+            guard !absent.isEmpty else { return PropertyStep(gap: g, action: .event(.tick)) }
+            let (id, output) = rng.pick(absent)
+            if rng.chance(0.5) {
+                // The streams of the same device move onto it (back from a profile switch), or the user's.
+                for sid in liveOrder where rng.chance(0.6) {
+                    queue.append(PropertyStep(gap: rng.int(0...60), action: .event(.streamMoved(sid, to: id))))
+                }
+            }
+            return PropertyStep(gap: g, action: .event(.output(id, output)))
+        }
+        if r < 50 {
+            let removable = present.filter { $0 != "speakers" }
+            guard let id = removable.isEmpty ? nil : rng.pick(removable), let removed = outputs[id] else {
+                return PropertyStep(gap: g, action: .event(.tick))
+            }
+            let rescued = liveOrder.filter { location[$0] == id }
+            let removal = PropertyStep(gap: g, action: .event(.outputRemoved(id)))
+            var moves = rescued.map { PropertyStep(gap: rng.int(0...5), action: .event(.streamMoved($0, to: "speakers"))) }
+            if rng.chance(0.5), let same = PropertyPool.outputs.first(where: { $0.id != id && $0.output.device == removed.device }) {
+                // A profile switch: the same device again, mostly within the switch window, and its streams back.
+                let back = PropertyStep(gap: rng.chance(0.8) ? rng.int(0...900) : rng.int(901...3000),
+                                        action: .event(.output(same.id, same.output)))
+                moves.append(back)
+                for sid in rescued where rng.chance(0.7) {
+                    moves.append(PropertyStep(gap: rng.int(0...60), action: .event(.streamMoved(sid, to: same.id))))
+                }
+            }
+            if !rescued.isEmpty, rng.chance(0.3) {
+                // The removal announced after the moves.
+                let first = moves.removeFirst()
+                queue.insert(contentsOf: moves.prefix(rescued.count - 1) + [PropertyStep(gap: rng.int(0...400), action: removal.action)]
+                             + moves.dropFirst(rescued.count - 1), at: 0)
+                return PropertyStep(gap: g, action: first.action)
+            }
+            queue.insert(contentsOf: moves, at: 0)
+            return removal
+        }
+        if r < 75 {
+            // The built-in card's jack: headphones plugged, pulled, the port switched to the speakers.
+            let port: OutputPort
+            switch rng.int(0...3) {
+            case 0: port = PropertyPool.headphonesPort
+            case 1: port = OutputPort(name: PropertyPool.headphonesPort.name, type: "headphones", available: .no)
+            case 2: port = PropertyPool.speakerPort
+            default: port = outputs["speakers"]?.port ?? PropertyPool.speakerPort
+            }
+            return PropertyStep(gap: g, action: .event(.output("speakers", Output(properties: PropertyPool.builtIn, port: port))))
+        }
+        // The user moves a stream (pavucontrol, a new default sink).
+        guard !present.isEmpty else { return PropertyStep(gap: g, action: .event(.tick)) }
+        return PropertyStep(gap: g, action: .event(.streamMoved(someStream(), to: rng.pick(present))))
+    }
+
     private mutating func fresh() -> PropertyStep {
         if liveOrder.isEmpty || rng.chance(0.12) { return startEvent() }
+        if rng.chance(0.14) { return outputEvent() }
         let g = gap()
         let event: Event
         switch rng.int(0...99) {
