@@ -24,6 +24,8 @@ public struct Engine: Sendable {
     public private(set) var isStopped = false
 
     static let endedMemory = 256
+    /// A stream that plays again this soon after it stopped (an underrun's cork) was never stopped.
+    public static let glitch: Milliseconds = 250
 
     public init(policy: Policy) {
         self.policy = policy
@@ -332,8 +334,19 @@ public struct Engine: Sendable {
     private mutating func playbackReported(_ id: StreamID, playing: Bool, now: Milliseconds,
                                            into out: inout [Command]) {
         guard var stream = streams[id], stream.isLive, !stream.isHook else { return }
+        if playing, !stream.playing, stream.pausedBy == nil, stream.hasPlayed,
+           let stopped = stream.stoppedAt, now - stopped < Self.glitch {
+            // Corked for an instant (mpv restarts its audio after an underrun, 13-35 ms): the same sound
+            // going on, not the user starting it again — it must not become newer than media that started
+            // meanwhile, take Now Playing back, or end a held output loss.
+            stream.playing = true
+            stream.stoppedAt = nil
+            streams[id] = stream
+            return
+        }
         outputLossPlayback(&stream, playing: playing, now: now, into: &out)
         let wasPlaying = stream.playing
+        stream.stoppedAt = playing ? nil : wasPlaying && stream.pausedBy == nil ? now : stream.stoppedAt
         stream.playing = playing
         if !playing { stream.pauseAskedAt = nil }
         // A player saying Playing is primary audio the user chose: it owns Now Playing at once, so media

@@ -61,6 +61,9 @@ struct TrackedStream: Sendable {
     var escalated = false
     /// What the player (or the user) last reported; streams start playing.
     var playing = true
+    /// When it last stopped playing (corked, or its player said Paused) while nobody held it paused; nil
+    /// while it plays. Playing again within ``Engine/glitch`` of it is the same sound going on.
+    var stoppedAt: Milliseconds?
     /// Whether it has played since it was created: a stream created corked (a softphone's before the call,
     /// a browser's before its page plays) interrupts nothing until it does.
     var hasPlayed = true
