@@ -50,8 +50,9 @@ final class MPRISTests {
 
     // MARK: - Starting things
 
-    func startDaemon() throws -> DaemonProcess {
-        let daemon = try DaemonProcess(changes: changes)
+    /// The daemon, on `policy` (a file) or the built-in default.
+    func startDaemon(policy: String? = nil) throws -> DaemonProcess {
+        let daemon = try DaemonProcess(policy: policy, changes: changes)
         daemons.append(daemon)
         return daemon
     }
@@ -115,8 +116,9 @@ final class MPRISTests {
         }
     }
 
-    func record(seconds: Double = 0.5) throws -> Recording {
-        try Levels.record(seconds: seconds)
+    /// What the sink plays next (from `past` seconds back: see ``Levels/record(seconds:past:)``).
+    func record(seconds: Double = 0.5, past: Double = 0) throws -> Recording {
+        try Levels.record(seconds: seconds, past: past)
     }
 }
 

@@ -1,20 +1,23 @@
 import AudioPolicy
+import ControlProtocol
 import Foundation
 import Testing
 
 // Real apps nobody here wrote, against mpv's music with MPRIS: Chromium and Firefox under Xvfb on local
 // pages (Tests/RealApps), speech-dispatcher through spd-say, libcanberra through canberra-gtk-play.
 // Asserted: what the server reports (the music's volume), what playerctl says (Playing or Paused), what
-// the daemon says (Now Playing, audible or silent), and what the sink played (the music's band on its
-// monitor). Each check has a control that must come out the other way: a ping and a silent page leave
-// the music playing at its level, a soundtrack pauses it for good; a browser call pauses it and resumes it
+// the daemon says (Now Playing, a stream's class, audible or silent), and what the sink played (the
+// music's band on its monitor). Each check has a control that must come out the other way: a ping and a
+// silent page leave the music playing at its level, an `<audio>` element (media: the browser gives it a
+// media session and an MPRIS player) pauses it for good; a web game's WebAudio soundtrack (no media
+// session) plays along with it, the `<audio>` element pauses it; a browser call pauses it and resumes it
 // after; the screen reader ducks it and is never ducked, a notification ducks it lightly.
 
 extension MPRISTests {
     /// Music from mpv (MPRIS), owning Now Playing, at a known own volume; the daemon running. Returns the
     /// music's own volume and its level in the sink's monitor.
-    func musicUnderDaemon() throws -> (DaemonProcess, MPV, Volume, Double) {
-        let daemon = try startDaemon()
+    func musicUnderDaemon(policy: String? = nil) throws -> (DaemonProcess, MPV, Volume, Double) {
+        let daemon = try startDaemon(policy: policy)
         let mpv = try startMPV()
         try awaitNowPlaying(mpv, daemon, timeout: 10)
         // mpv's own stream passes its grace (its meter closes): the daemon leaves it alone from now on.
@@ -26,19 +29,15 @@ extension MPRISTests {
         return (daemon, mpv, own, level)
     }
 
-    /// Waits until the daemon has measured the stream `index` and found it silent.
-    func awaitSilent(_ daemon: DaemonProcess, _ index: UInt32, timeout: Double = 15) throws {
-        try awaitStatus(daemon, "stream \(index) to be measured silent", timeout: timeout) { status in
-            status.streams.contains { $0.index == index && $0.audible == false }
-        }
-    }
-
     /// Waits until mpv's stream is back at exactly its own volume, unmuted.
     func awaitMusicRestored(_ mpv: MPV, to own: Volume, timeout: Double = 10) throws {
         try awaitStream(mpv, "back at \(own), unmuted", timeout: timeout) {
             DaemonTests.matches($0.volume, own) && !$0.muted
         }
     }
+
+    /// The band the ping page's 880 Hz beep is heard in.
+    static let pingBand = 780...980
 
     static func isChromium(_ properties: [String: String]) -> Bool {
         properties["application.name"] == "Chromium" || properties["application.process.binary"] == "chromium"
@@ -48,61 +47,153 @@ extension MPRISTests {
         properties["application.name"] == "Firefox" || properties["application.process.binary"]?.hasPrefix("firefox") == true
     }
 
+    /// Waits until the daemon has put stream `index` in `className`.
+    @discardableResult
+    func awaitClass(_ daemon: DaemonProcess, _ index: UInt32, _ className: String,
+                    timeout: Double = 5) throws -> StatusReport {
+        try awaitStatus(daemon, "stream \(index) to be \(className)", timeout: timeout) { status in
+            status.streams.contains { $0.index == index && $0.class == className }
+        }
+    }
+
+    /// Waits until the sink plays `band` audibly (above −30 dB): the app's sound really comes out.
+    func awaitHeard(_ band: ClosedRange<Int>, _ what: String, timeout: Double = 15) throws {
+        try changes.await("\(what) to be heard in \(band) Hz", timeout: timeout) { () throws -> Probe<Void> in
+            let level = try record(seconds: 0.3).level(band)
+            return level > -30 ? .done(()) : .waiting("\(level) dB")
+        }
+    }
+
+    /// The MPRIS players on the bus (`playerctl -l`), by the names playerctl knows them.
+    static func players() throws -> [String] {
+        // playerctl -l exits 1 with "No players found" when there are none.
+        let listed = (try? run("playerctl", "-l", timeout: 5)) ?? ""
+        return listed.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// Waits for a player whose name starts with `prefix` (`chromium.instance1234`, `firefox.instance_1_8`)
+    /// to show up Playing; its name.
+    func awaitPlayerNamed(_ prefix: String, timeout: Double = 20) throws -> String {
+        try changes.await("an MPRIS player named \(prefix)… to be Playing", timeout: timeout) { () throws -> Probe<String> in
+            let players = try Self.players()
+            for name in players where name.hasPrefix(prefix) {
+                if (try? SessionBus.playerctl(name, "status")) == "Playing" { return .done(name) }
+            }
+            return .waiting("players: \(players)")
+        }
+    }
+
     // MARK: - Browsers
 
-    @Test("Chromium: a chat ping ducks the music while it sounds and never pauses it; the music keeps Now Playing",
+    @Test("Chromium: a chat ping (no role, no player) is ambient: the music is never ducked nor paused and keeps Now Playing",
           .disabled(if: RealApp.missing != nil, "\(RealApp.missing ?? "")"))
     func chromiumPingNeverPausesMusic() throws {
         let (daemon, mpv, own, before) = try musicUnderDaemon()
         let browser = try RealApp.browser("chromium", page: "ping")
         let ping = try browser.awaitStream(changes: changes, Self.isChromium)
-        // Chromium keeps the stream open and silent for seconds after the 0.3 s beep.
-        try awaitSilent(daemon, ping.index)
-        try awaitMusicRestored(mpv, to: own)
-        #expect(try mpv.status() == "Playing")
+        try awaitClass(daemon, ping.index, "ambient")
+        // The 0.3 s beep comes ~0.1 s after the stream appears: from 1 s before the stream was seen to
+        // 2 s after, the beep is heard and the music plays at its level all along.
+        let around = try record(seconds: 2, past: 1)
+        #expect(try around.level(Self.pingBand) > -30, "the ping was not heard")
+        let music = try around.level(Tone.musicBand)
+        #expect(abs(music - before) < 0.5, "music at \(before) dB before the ping, \(music) dB around it")
+        // Chromium keeps the stream open and silent for seconds after the beep: past twice the grace, the
+        // music still plays, untouched, and owns Now Playing.
+        try expectStays(mpv, "Playing", for: 2, "a chat ping must not pause the music")
+        let now = try mpv.stream()
+        #expect(DaemonTests.matches(now.volume, own) && !now.muted, "the music was changed: \(now)")
         let status = try daemon.status()
         #expect(status.nowPlaying?.player == mpv.busName, "Now Playing went to \(status.nowPlaying?.application ?? "nobody")")
-        let after = try record().level(Tone.musicBand)
-        #expect(abs(after - before) < 0.5, "music at \(before) dB before the ping, \(after) dB after")
+        #expect(!daemon.log.contains { $0.contains("Pause \(mpv.busName)") }, "\(daemon.logText)")
         browser.stop()
     }
 
-    @Test("Chromium: a page that plays a soundtrack pauses the music for good (the ping's control)",
+    @Test("Chromium: a page's <audio> element (media: a media session, an MPRIS player) pauses the music for good and takes Now Playing (the ping's and the web game's control)",
           .disabled(if: RealApp.missing != nil, "\(RealApp.missing ?? "")"))
-    func chromiumSoundtrackPausesMusicForGood() throws {
-        let (daemon, mpv, _, _) = try musicUnderDaemon()
-        let browser = try RealApp.browser("chromium", page: "soundtrack")
-        let track = try browser.awaitStream(changes: changes, Self.isChromium)
-        try awaitPlayer(mpv, "Paused", timeout: 15, daemon)
-        try awaitStatus(daemon, "Chromium to own Now Playing", timeout: 5) { $0.nowPlaying?.index == track.index }
-        browser.stop()
-        try events.awaitRemoval(of: track.index, timeout: 15)
-        try expectStays(mpv, "Paused", for: 3, "another app's music paused it for good")
+    func chromiumAudioElementPausesMusicForGood() throws {
+        try audioElementPausesMusicForGood("chromium", Self.isChromium)
     }
 
-    @Test("Firefox: a page holding a silent, running AudioContext never pauses the music nor takes Now Playing",
+    @Test("Chromium: a web game's WebAudio soundtrack (no media session) is ambient: the music keeps playing at its level and keeps Now Playing",
+          .disabled(if: RealApp.missing != nil, "\(RealApp.missing ?? "")"))
+    func chromiumWebGameMixesWithMusic() throws {
+        try webGameMixesWithMusic("chromium", Self.isChromium)
+    }
+
+    @Test("Firefox: a page holding a silent, running AudioContext is ambient: never pauses the music nor takes Now Playing",
           .disabled(if: RealApp.missing != nil, "\(RealApp.missing ?? "")"))
     func firefoxSilentPageNeverPausesMusic() throws {
         let (daemon, mpv, own, before) = try musicUnderDaemon()
         let browser = try RealApp.browser("firefox", page: "silent")
         let page = try browser.awaitStream(changes: changes, Self.isFirefox)
-        try awaitSilent(daemon, page.index)
-        try awaitMusicRestored(mpv, to: own)
-        // The page stays open, silent: past twice the grace, the music still plays and owns Now Playing.
+        try awaitClass(daemon, page.index, "ambient")
+        // The page stays open, silent: past twice the grace, the music still plays, untouched, and owns
+        // Now Playing.
         try expectStays(mpv, "Playing", for: 3, "a silent page must not pause the music")
+        let now = try mpv.stream()
+        #expect(DaemonTests.matches(now.volume, own) && !now.muted, "the music was changed: \(now)")
         #expect(try daemon.status().nowPlaying?.player == mpv.busName)
         let after = try record().level(Tone.musicBand)
         #expect(abs(after - before) < 0.5, "music at \(before) dB before the page, \(after) dB after")
         browser.stop()
     }
 
-    @Test("Firefox: a page that plays a soundtrack pauses the music (the silent page's control)",
+    @Test("Firefox: a page's <audio> element (media: a media session, an MPRIS player) pauses the music for good and takes Now Playing (the silent page's and the web game's control)",
           .disabled(if: RealApp.missing != nil, "\(RealApp.missing ?? "")"))
-    func firefoxSoundtrackPausesMusic() throws {
+    func firefoxAudioElementPausesMusicForGood() throws {
+        try audioElementPausesMusicForGood("firefox", Self.isFirefox)
+    }
+
+    @Test("Firefox: a web game's WebAudio soundtrack (no media session) is ambient: the music keeps playing at its level and keeps Now Playing",
+          .disabled(if: RealApp.missing != nil, "\(RealApp.missing ?? "")"))
+    func firefoxWebGameMixesWithMusic() throws {
+        try webGameMixesWithMusic("firefox", Self.isFirefox)
+    }
+
+    /// A long looped `<audio>` element (20 s of 440 Hz): the browser registers an MPRIS player for the
+    /// page's media session, which makes its stream media (`primary`): after the grace mpv is paused for
+    /// good and the page owns Now Playing.
+    private func audioElementPausesMusicForGood(_ browserName: String,
+                                                _ matches: @escaping ([String: String]) -> Bool) throws {
         let (daemon, mpv, _, _) = try musicUnderDaemon()
-        let browser = try RealApp.browser("firefox", page: "soundtrack")
-        _ = try browser.awaitStream(changes: changes, Self.isFirefox)
+        let browser = try RealApp.browser(browserName, page: "soundtrack?element")
+        let track = try browser.awaitStream(changes: changes, matches)
+        let player = try awaitPlayerNamed(browserName)
+        try awaitClass(daemon, track.index, "primary", timeout: 10)
         try awaitPlayer(mpv, "Paused", timeout: 15, daemon)
+        let status = try awaitStatus(daemon, "\(browserName) to own Now Playing", timeout: 5) {
+            $0.nowPlaying?.index == track.index
+        }
+        #expect(status.nowPlaying?.player == "org.mpris.MediaPlayer2.\(player)",
+                "Now Playing names player \(status.nowPlaying?.player ?? "none"), the page's is \(player)")
+        browser.stop()
+        try events.awaitRemoval(of: track.index, timeout: 15)
+        try expectStays(mpv, "Paused", for: 3, "another app's media paused it for good")
+    }
+
+    /// The WebAudio soundtrack at 1000 Hz (outside the music's band, so the music is measured under it):
+    /// no media session, no MPRIS player, so the page is `ambient` and plays along with the music.
+    private func webGameMixesWithMusic(_ browserName: String,
+                                       _ matches: @escaping ([String: String]) -> Bool) throws {
+        let (daemon, mpv, own, before) = try musicUnderDaemon()
+        let browser = try RealApp.browser(browserName, page: "soundtrack?hz=\(Tone.game.frequency)")
+        let track = try browser.awaitStream(changes: changes, matches)
+        try awaitClass(daemon, track.index, "ambient")
+        try awaitHeard(Tone.gameBand, "the page's soundtrack")
+        // Heard for twice a primary's grace: the music still plays, at its own volume, and owns Now Playing.
+        try expectStays(mpv, "Playing", for: 3, "a web game must not pause the music")
+        let during = try record()
+        let music = try during.level(Tone.musicBand)
+        #expect(abs(music - before) < 0.5, "music at \(before) dB before the page, \(music) dB under its soundtrack")
+        #expect(try during.level(Tone.gameBand) > -30, "the page's soundtrack stopped")
+        let now = try mpv.stream()
+        #expect(DaemonTests.matches(now.volume, own) && !now.muted, "the music was changed: \(now)")
+        let status = try daemon.status()
+        #expect(status.nowPlaying?.player == mpv.busName, "Now Playing went to \(status.nowPlaying?.application ?? "nobody")")
+        #expect(status.streams.first { $0.index == track.index }?.class == "ambient", "\(DaemonTests.describe(status))")
+        let players = try Self.players()
+        #expect(!players.contains { $0.hasPrefix(browserName) }, "the page has a media player after all: \(players)")
         browser.stop()
     }
 
@@ -169,7 +260,7 @@ extension MPRISTests {
 
     /// Waits for mpv to show `status`; if it does not, the failure carries the daemon's last log lines,
     /// so a run on a busy machine says what the daemon decided and sent meanwhile.
-    private func awaitPlayer(_ mpv: MPV, _ status: String, timeout: Double, _ daemon: DaemonProcess) throws {
+    func awaitPlayer(_ mpv: MPV, _ status: String, timeout: Double, _ daemon: DaemonProcess) throws {
         do {
             try mpv.awaitStatus(status, timeout: timeout)
         } catch {

@@ -10,6 +10,9 @@ TEST_PACKAGES=(libasound2-dev libasound2-plugins alsa-utils pipewire pipewire-pu
                # speech server, libcanberra's event sounds.
                chromium firefox-esr xvfb xauth speech-dispatcher speech-dispatcher-espeak-ng espeak-ng
                libcanberra-pulse gnome-session-canberra
+               # Games (GameAudioTests): SDL2's test programs (loopwave loops a WAV as an SDL game plays its
+               # soundtrack) and alure's utilities (alurestream plays a file through OpenAL Soft).
+               libsdl2-tests alure-utils
                # Timeline pictures (TimelineTests): render the SVG to PNG and decode it to check it is drawn.
                librsvg2-bin netpbm)
 

@@ -11,9 +11,11 @@ final class Child: @unchecked Sendable {
     private let exit = ExitBox()
 
     /// Starts `arguments` (the first one looked up in PATH). Standard input is /dev/null; output not
-    /// given goes to /dev/null.
+    /// given goes to /dev/null. With `defaultSignals`, the child starts with no signal blocked and every
+    /// signal at its default action, as a shell would start it; otherwise it inherits the test thread's
+    /// mask, which blocks SIGTERM, SIGINT and SIGHUP (so a shell script's `trap` on them never runs).
     init(_ arguments: [String], environment: [String: String]? = nil,
-         standardOutput: Pipe? = nil, standardError: Pipe? = nil) throws {
+         standardOutput: Pipe? = nil, standardError: Pipe? = nil, defaultSignals: Bool = false) throws {
         name = arguments.joined(separator: " ")
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -38,8 +40,19 @@ final class Child: @unchecked Sendable {
             for pointer in argv { free(pointer) }
             for pointer in envp { free(pointer) }
         }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        if defaultSignals {
+            var none = sigset_t(), all = sigset_t()
+            sigemptyset(&none)
+            sigfillset(&all)
+            posix_spawnattr_setsigmask(&attributes, &none)
+            posix_spawnattr_setsigdefault(&attributes, &all)
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        }
         var pid: pid_t = 0
-        let status = posix_spawn(&pid, "/usr/bin/env", &actions, nil, argv, envp)
+        let status = posix_spawn(&pid, "/usr/bin/env", &actions, &attributes, argv, envp)
         guard status == 0 else {
             throw CommandFailure(description: "cannot start `\(name)`: \(String(cString: strerror(status)))")
         }

@@ -10,15 +10,18 @@ enum Levels {
     static let lead = 0.15
     static let tail = 0.1
 
-    /// Records the next `seconds` the sink plays (plus the lead and tail that are measured away).
-    static func record(seconds: Double) throws -> Recording {
-        let frames = Int((lead + seconds + tail) * Double(rate))
-        let data = try Monitor.shared.get().next(bytes: frames * channels * MemoryLayout<Float>.size,
+    /// Records the next `seconds` the sink plays (plus the lead and tail that are measured away); with
+    /// `past`, the recording starts that many seconds back (what the sink played just before the call,
+    /// kept by the monitor: up to 10 s), so a short sound that came before the test could ask is in it.
+    static func record(seconds: Double, past: Double = 0) throws -> Recording {
+        let frames = Int((lead + past + seconds + tail) * Double(rate))
+        let frameBytes = channels * MemoryLayout<Float>.size
+        let data = try Monitor.shared.get().next(bytes: frames * frameBytes, back: Int(past * Double(rate)) * frameBytes,
                                                  timeout: seconds + 5)
         let folder = try TestEnvironment.temporaryFolder("audio-policyd-rec")
         let file = folder.appendingPathComponent("monitor.f32")
         try data.write(to: file)
-        return Recording(file: file, seconds: seconds)
+        return Recording(file: file, seconds: past + seconds)
     }
 }
 
@@ -91,12 +94,15 @@ final class Monitor: @unchecked Sendable {
 
     nonisolated(unsafe) private static var pidToKill: Int32 = 0
 
-    /// The next `bytes` bytes the sink plays from now on.
-    func next(bytes: Int, timeout: Double) throws -> Data {
+    /// The next `bytes` bytes the sink plays from `back` bytes ago on (from now on by default; from
+    /// the oldest byte kept if fewer were kept).
+    func next(bytes: Int, back: Int = 0, timeout: Double) throws -> Data {
         let deadline = Date() + timeout
         condition.lock()
         defer { condition.unlock() }
-        let start = received
+        let frame = Levels.channels * MemoryLayout<Float>.size
+        // Not before the oldest whole frame kept.
+        let start = max(keptFrom + (frame - keptFrom % frame) % frame, received - back)
         while received < start + bytes {
             if ended { throw CommandFailure(description: "parec on the monitor stopped (exit \(child.exitCode ?? -1))") }
             if !condition.wait(until: deadline) {
@@ -104,7 +110,6 @@ final class Monitor: @unchecked Sendable {
             }
         }
         // Start on a whole frame of the stream (reads need not end on one).
-        let frame = Levels.channels * MemoryLayout<Float>.size
         let from = start - start % frame - keptFrom
         return kept.subdata(in: kept.index(kept.startIndex, offsetBy: from)..<kept.index(kept.startIndex, offsetBy: from + bytes))
     }

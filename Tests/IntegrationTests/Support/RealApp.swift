@@ -4,7 +4,8 @@ import Foundation
 /// `spd-say`, libcanberra through `canberra-gtk-play` — started by the launchers in `Tests/RealApps/bin`
 /// against the test server. Each launcher runs its app in a process group of its own, with its own Xvfb,
 /// profile and runtime folders; `deinit` ends the whole group (SIGTERM, then SIGKILL) so nothing outlives
-/// the test.
+/// the test. Games (SDL2's `loopwave`, OpenAL's `alurestream`) need no launcher: one process each,
+/// started directly.
 final class RealApp {
     let name: String
     private let child: Child
@@ -21,15 +22,38 @@ final class RealApp {
 
     static let launchers = TestEnvironment.packageRoot.appendingPathComponent("Tests/RealApps/bin")
 
-    private init(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+    /// SDL2's test program that loops a WAV, as a game plays its soundtrack (Debian: libsdl2-tests).
+    static let loopwave = "/usr/libexec/installed-tests/SDL2/loopwave"
+
+    /// What the game tests need (SDL2's `loopwave`, OpenAL's `alurestream`), or why they cannot run here.
+    static let gamesMissing: String? = {
+        if SessionBus.missing != nil { return SessionBus.missing }
+        if !FileManager.default.isExecutableFile(atPath: loopwave) {
+            return "\(loopwave) is not installed (Debian: libsdl2-tests; scripts/test installs it)"
+        }
+        if !SessionBus.installed("alurestream") {
+            return "alurestream is not installed (Debian: alure-utils; scripts/test installs it)"
+        }
+        return nil
+    }()
+
+    /// A launcher of `Tests/RealApps/bin` (`arguments[0]`) and its arguments.
+    private convenience init(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        try self.init(name, command: [Self.launchers.appendingPathComponent(arguments[0]).path] + arguments.dropFirst(),
+                      environment: environment)
+    }
+
+    /// Any program, with the test environment (the test server, the private bus) plus `environment`.
+    private init(_ name: String, command: [String], environment: [String: String] = [:]) throws {
         self.name = name
         var variables = TestEnvironment.variables
         variables.merge(environment) { _, new in new }
-        child = try Child([Self.launchers.appendingPathComponent(arguments[0]).path] + arguments.dropFirst(),
-                          environment: variables)
+        // Default signals: the launchers clean up (browser tree, Xvfb, temp dir, the microphone module) on
+        // SIGTERM, which the test thread's mask would keep blocked.
+        child = try Child(command, environment: variables, defaultSignals: true)
     }
 
-    /// `browser` (`chromium` or `firefox`) showing `page` (ping, silent, soundtrack, call).
+    /// `browser` (`chromium` or `firefox`) showing `page` (ping, silent, soundtrack, call; `name?query`).
     static func browser(_ browser: String, page: String) throws -> RealApp {
         try RealApp("\(browser) on \(page).html", ["browser", browser, page])
     }
@@ -42,6 +66,17 @@ final class RealApp {
     /// An event sound through libcanberra's pulse backend.
     static func canberra(_ arguments: [String] = ["-i", "message-new-instant"]) throws -> RealApp {
         try RealApp("canberra-gtk-play", ["canberra"] + arguments)
+    }
+
+    /// A game playing its soundtrack through SDL2 (`loopwave`, looping `file`), with SDL's own choice
+    /// of audio driver, as a user gets it.
+    static func sdlGame(playing file: URL) throws -> RealApp {
+        try RealApp("loopwave", command: [loopwave, file.path])
+    }
+
+    /// A game playing its soundtrack through OpenAL Soft (`alurestream`, streaming `file` once).
+    static func openALGame(playing file: URL) throws -> RealApp {
+        try RealApp("alurestream", command: ["alurestream", file.path])
     }
 
     deinit { stop() }
