@@ -9,6 +9,9 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+/* Internal to the plugin: it is loaded into other programs, and must not add names to them. */
+#pragma GCC visibility push(hidden)
+
 /* At most one connection attempt per second: a client without a daemon pays two system calls a second. */
 #define APA_RECONNECT_NS 1000000000ull
 
@@ -42,5 +45,7 @@ enum apa_link_result apa_daemon_link_receive(struct apa_daemon_link *link, void 
                                              size_t *length, uint64_t now_ns);
 
 void apa_daemon_link_close(struct apa_daemon_link *link);
+
+#pragma GCC visibility pop
 
 #endif

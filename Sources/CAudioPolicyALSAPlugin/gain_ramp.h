@@ -6,6 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Internal to the plugin: it is loaded into other programs, and must not add names to them. */
+#pragma GCC visibility push(hidden)
+
 /* Where the gain is and where it is going. Double precision so that a long ramp lands on its
  * target without drift; the last frame of a ramp is set to the target exactly. */
 struct apa_gain_ramp {
@@ -44,5 +47,7 @@ void apa_apply_s32(struct apa_gain_ramp *ramp, const int32_t *src, size_t src_st
                    size_t dst_stride, unsigned channels, size_t frames, struct apa_peaks *peaks);
 void apa_apply_float(struct apa_gain_ramp *ramp, const float *src, size_t src_stride, float *dst,
                      size_t dst_stride, unsigned channels, size_t frames, struct apa_peaks *peaks);
+
+#pragma GCC visibility pop
 
 #endif

@@ -8,6 +8,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* Internal to the plugin: it is loaded into other programs, and must not add names to them. */
+#pragma GCC visibility push(hidden)
+
 /* The levels the daemon's AudibilityDetector uses (Sources/SoundServer/Metering): a span that
  * crosses from one side of both to the other is worth reporting at once. */
 #define APA_AUDIBLE_ABOVE 0.00316f /* -50 dBFS */
@@ -55,5 +58,7 @@ void apa_peak_reporter_request(struct apa_peak_reporter *reporter);
  * send in *span, when a report is due now; the span then starts afresh. */
 bool apa_peak_reporter_add(struct apa_peak_reporter *reporter, struct apa_peaks peaks, uint32_t frames,
                            uint64_t now_ns, struct apa_peak_span *span);
+
+#pragma GCC visibility pop
 
 #endif

@@ -11,6 +11,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* Internal to the plugin: it is loaded into other programs, and must not add names to them. */
+#pragma GCC visibility push(hidden)
+
 /* Commands drained per transfer at most: a flooding daemon cannot hold the audio path. */
 #define APA_MAX_COMMANDS_PER_POLL 32
 
@@ -51,5 +54,7 @@ void apa_stream_account(struct apa_stream *stream, struct apa_peaks peaks, uint3
 
 /* Reports CLOSED and disconnects. */
 void apa_stream_close(struct apa_stream *stream, uint64_t now_ns);
+
+#pragma GCC visibility pop
 
 #endif

@@ -7,6 +7,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Internal to the plugin: it is loaded into other programs, and must not add names to them. */
+#pragma GCC visibility push(hidden)
+
 /* A daemon's packet that passed every check, with its values clamped into range. */
 struct apa_command {
     enum apa_message_type type;  /* APA_MSG_SET_GAIN, _MUTE, _METER or _QUERY */
@@ -39,5 +42,7 @@ size_t apa_wire_set_gain(struct apa_set_gain *out, float gain, uint32_t ramp_ms)
 size_t apa_wire_mute(struct apa_mute *out, bool muted, uint32_t fade_ms);
 size_t apa_wire_meter(struct apa_meter *out, uint32_t interval_ms);
 size_t apa_wire_query(struct apa_query *out);
+
+#pragma GCC visibility pop
 
 #endif
