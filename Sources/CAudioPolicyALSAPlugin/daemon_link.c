@@ -40,17 +40,16 @@ bool apa_daemon_link_connect(struct apa_daemon_link *link, uint64_t now_ns)
     return true;
 }
 
-/* Closes after a failure, and puts the next attempt a full interval away so that a daemon that
- * accepts and hangs up at once is not hammered. */
-static enum apa_link_result lost(struct apa_daemon_link *link, uint64_t now_ns)
+/* Closes after a failure. The next attempt stays where the last connect put it, a second after that
+ * connect: a daemon that accepts and hangs up at once is not hammered, and one that ran for a while
+ * and died is tried again at once. */
+static enum apa_link_result lost(struct apa_daemon_link *link)
 {
     apa_daemon_link_close(link);
-    link->next_attempt_ns = now_ns + APA_RECONNECT_NS;
     return APA_LINK_LOST;
 }
 
-enum apa_link_result apa_daemon_link_send(struct apa_daemon_link *link, const void *packet, size_t length,
-                                          uint64_t now_ns)
+enum apa_link_result apa_daemon_link_send(struct apa_daemon_link *link, const void *packet, size_t length)
 {
     if (link->fd < 0)
         return APA_LINK_NOTHING;
@@ -59,11 +58,11 @@ enum apa_link_result apa_daemon_link_send(struct apa_daemon_link *link, const vo
         return APA_LINK_DONE;
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ENOBUFS)
         return APA_LINK_NOTHING;
-    return lost(link, now_ns);
+    return lost(link);
 }
 
 enum apa_link_result apa_daemon_link_receive(struct apa_daemon_link *link, void *buffer, size_t capacity,
-                                             size_t *length, uint64_t now_ns)
+                                             size_t *length)
 {
     if (link->fd < 0)
         return APA_LINK_NOTHING;
@@ -76,7 +75,7 @@ enum apa_link_result apa_daemon_link_receive(struct apa_daemon_link *link, void 
     /* 0 is EOF (an empty packet reads the same, and is taken as a daemon that left). */
     if (received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
         return APA_LINK_NOTHING;
-    return lost(link, now_ns);
+    return lost(link);
 }
 
 void apa_daemon_link_close(struct apa_daemon_link *link)

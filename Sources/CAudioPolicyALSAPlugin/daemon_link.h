@@ -35,14 +35,13 @@ bool apa_daemon_link_connect(struct apa_daemon_link *link, uint64_t now_ns);
 
 bool apa_daemon_link_is_up(const struct apa_daemon_link *link);
 
-/* Sends one packet without waiting. LOST closes the link (next attempt in a second from `now_ns`). */
-enum apa_link_result apa_daemon_link_send(struct apa_daemon_link *link, const void *packet, size_t length,
-                                          uint64_t now_ns);
+/* Sends one packet without waiting. LOST closes the link. */
+enum apa_link_result apa_daemon_link_send(struct apa_daemon_link *link, const void *packet, size_t length);
 
 /* Receives one packet without waiting into `buffer`; *length is its real size, which may exceed
  * `capacity` (the packet was cut: the caller must ignore it). */
 enum apa_link_result apa_daemon_link_receive(struct apa_daemon_link *link, void *buffer, size_t capacity,
-                                             size_t *length, uint64_t now_ns);
+                                             size_t *length);
 
 void apa_daemon_link_close(struct apa_daemon_link *link);
 

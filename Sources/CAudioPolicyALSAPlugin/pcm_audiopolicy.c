@@ -116,14 +116,14 @@ static int audiopolicy_hw_params(snd_pcm_extplug_t *ext, snd_pcm_hw_params_t *pa
     snd_pcm_hw_params_get_buffer_size(params, &buffer);
     snd_pcm_hw_params_get_period_size(params, &period, NULL);
     apa_stream_set_format(&plugin->stream, ext->rate, ext->channels, sample_format(ext->format),
-                          (uint32_t)buffer, (uint32_t)period, monotonic_ns());
+                          (uint32_t)buffer, (uint32_t)period);
     return 0;
 }
 
 static int audiopolicy_hw_free(snd_pcm_extplug_t *ext)
 {
     struct audiopolicy *plugin = ext->private_data;
-    apa_stream_set_state(&plugin->stream, APA_STATE_OPEN, monotonic_ns());
+    apa_stream_set_state(&plugin->stream, APA_STATE_OPEN);
     return 0;
 }
 
@@ -132,16 +132,15 @@ static int audiopolicy_hw_free(snd_pcm_extplug_t *ext)
 static int audiopolicy_init(snd_pcm_extplug_t *ext)
 {
     struct audiopolicy *plugin = ext->private_data;
-    uint64_t now = monotonic_ns();
-    apa_stream_poll(&plugin->stream, now);
-    apa_stream_set_state(&plugin->stream, APA_STATE_PREPARED, now);
+    apa_stream_poll(&plugin->stream, monotonic_ns());
+    apa_stream_set_state(&plugin->stream, APA_STATE_PREPARED);
     return 0;
 }
 
 static int audiopolicy_close(snd_pcm_extplug_t *ext)
 {
     struct audiopolicy *plugin = ext->private_data;
-    apa_stream_close(&plugin->stream, monotonic_ns());
+    apa_stream_close(&plugin->stream);
     free(plugin);
     return 0;
 }

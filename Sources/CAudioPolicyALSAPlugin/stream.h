@@ -39,11 +39,10 @@ void apa_stream_open(struct apa_stream *stream, const char *socket_path, const s
 
 /* hw_params: reports the format and the SETUP state. */
 void apa_stream_set_format(struct apa_stream *stream, unsigned rate, unsigned channels,
-                           enum apa_sample_format format, uint32_t buffer_frames, uint32_t period_frames,
-                           uint64_t now_ns);
+                           enum apa_sample_format format, uint32_t buffer_frames, uint32_t period_frames);
 
 /* Reports a state change (PREPARED also starts the position and the peak windows afresh). */
-void apa_stream_set_state(struct apa_stream *stream, enum apa_stream_state state, uint64_t now_ns);
+void apa_stream_set_state(struct apa_stream *stream, enum apa_stream_state state);
 
 /* Reconnects if due and applies the daemon's waiting commands. Call before processing samples. */
 void apa_stream_poll(struct apa_stream *stream, uint64_t now_ns);
@@ -53,7 +52,7 @@ void apa_stream_poll(struct apa_stream *stream, uint64_t now_ns);
 void apa_stream_account(struct apa_stream *stream, struct apa_peaks peaks, uint32_t frames, uint64_t now_ns);
 
 /* Reports CLOSED and disconnects. */
-void apa_stream_close(struct apa_stream *stream, uint64_t now_ns);
+void apa_stream_close(struct apa_stream *stream);
 
 #pragma GCC visibility pop
 
