@@ -51,7 +51,7 @@ void apa_stream_open(struct apa_stream *stream, const char *socket_path, const s
     stream->rate = 48000;
     stream->state = APA_STATE_OPEN;
     stream->gain = 1.0f;
-    stream->restore_ms = restore_ms;
+    stream->restore_ms = restore_ms < APA_MIN_RAMP_MS ? APA_MIN_RAMP_MS : restore_ms;  /* a step is a click */
     apa_gain_ramp_settle(&stream->ramp, 1.0f);
     apa_peak_reporter_init(&stream->reporter, stream->rate, 0);
     if (apa_daemon_link_connect(&stream->link, now_ns))

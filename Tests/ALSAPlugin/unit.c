@@ -608,6 +608,54 @@ static void test_stream_talks_to_daemon_and_survives_its_death(void)
     unlink(daemon.path);
 }
 
+static void test_stream_mute_and_meter(void)
+{
+    struct fake_daemon daemon;
+    snprintf(daemon.path, sizeof daemon.path, "/tmp/apa-unit-m-%d.sock", (int)getpid());
+    daemon_listen(&daemon);
+    struct apa_stream stream;
+    uint64_t now = 5000 * MS;
+    apa_stream_open(&stream, daemon.path, &hello_fields, 100, now);
+    int peer = daemon_accept(&daemon);
+    apa_stream_set_format(&stream, 48000, 1, APA_FORMAT_S16_LE, 4800, 480);
+    apa_stream_set_state(&stream, APA_STATE_PREPARED);
+    char types[4096];
+    daemon_read(peer, types, sizeof types, NULL);
+
+    struct apa_mute mute;
+    struct apa_set_gain set;
+    send(peer, &mute, apa_wire_mute(&mute, true, 20), 0);
+    CHECK(play(&stream, 4800, &now) == 0, "muted stream not silent");
+    /* A gain set while muted is kept for the unmute, and not heard before it. */
+    send(peer, &set, apa_wire_set_gain(&set, 0.5f, 20), 0);
+    CHECK(play(&stream, 4800, &now) == 0, "a gain unmuted the stream");
+    send(peer, &mute, apa_wire_mute(&mute, false, 20), 0);
+    int16_t out = play(&stream, 4800, &now);
+    CHECK(out == 5000, "unmuted to %d, not to the gain set while muted (5000)", out);
+
+    /* Default reporting: a steady tone gives about two peaks a second. Control: METER 50 ms gives
+     * about twenty. */
+    daemon_read(peer, types, sizeof types, NULL);
+    play(&stream, 48000, &now);
+    daemon_read(peer, types, sizeof types, NULL);
+    int quiet_mode = 0, metered = 0;
+    for (char *t = types; *t; t++)
+        quiet_mode += *t == 'P';
+    struct apa_meter meter;
+    send(peer, &meter, apa_wire_meter(&meter, 50), 0);
+    play(&stream, 48000, &now);
+    daemon_read(peer, types, sizeof types, NULL);
+    for (char *t = types; *t; t++)
+        metered += *t == 'P';
+    CHECK(quiet_mode >= 2 && quiet_mode <= 3, "default reporting: %d peaks in 1 s", quiet_mode);
+    CHECK(metered >= 18 && metered <= 21, "control: METER 50 ms gave %d peaks in 1 s", metered);
+
+    apa_stream_close(&stream);
+    close(peer);
+    close(daemon.listener);
+    unlink(daemon.path);
+}
+
 static void test_stream_ignores_hostile_daemon_and_never_blocks(void)
 {
     struct fake_daemon daemon;
@@ -701,6 +749,7 @@ int main(void)
     run("wire fuzz", test_wire_fuzz);
     run("stream without a daemon plays untouched", test_stream_without_daemon_plays_untouched);
     run("stream talks to the daemon and survives its death", test_stream_talks_to_daemon_and_survives_its_death);
+    run("stream: mute, unmute to the latest gain, metering", test_stream_mute_and_meter);
     run("stream ignores a hostile daemon and never blocks", test_stream_ignores_hostile_daemon_and_never_blocks);
     run("reconnects at most once a second", test_reconnects_at_most_once_a_second);
     printf("%u passed, %u failed\n", passed, failed);
