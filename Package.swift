@@ -13,8 +13,6 @@ let package = Package(
         // The daemon alone (what `audio-policyd run` and the systemd unit run): no argument parser, no tools.
         .executable(name: "audio-policyd-daemon", targets: ["audio-policyd-daemon"]),
         .library(name: "AudioPolicy", targets: ["AudioPolicy"]),
-        // The ALSA PCM plugin (`type audiopolicy`), loaded by alsa-lib into every ALSA client: docs/alsa-plugin.md.
-        .library(name: "asound_module_pcm_audiopolicy", type: .dynamic, targets: ["CAudioPolicyALSAPlugin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -33,13 +31,6 @@ let package = Package(
             name: "CDBus",
             pkgConfig: "dbus-1",
             providers: [.apt(["libdbus-1-dev"])]
-        ),
-        // The ALSA plugin, in C: it runs inside other people's processes, so no Swift runtime. PIC: alsa-lib's
-        // plugin macros need it (without it: "undefined symbol snd_dlsym_start").
-        .target(
-            name: "CAudioPolicyALSAPlugin",
-            cSettings: [.define("PIC")],
-            linkerSettings: [.linkedLibrary("asound"), .linkedLibrary("m")]
         ),
         // The pure engine: policy, decisions, fixtures. No C, no I/O, no clock.
         .target(
