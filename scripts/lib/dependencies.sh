@@ -6,6 +6,9 @@ RUNTIME_PACKAGES=(libpulse-dev libdbus-1-dev pulseaudio pulseaudio-utils)
 # Needed by the tests: real servers, real players, real measurements.
 TEST_PACKAGES=(libasound2-dev libasound2-plugins alsa-utils pipewire pipewire-pulse wireplumber dbus
                mpv mpv-mpris playerctl sox tmux
+               # The ALSA plugin's tests (Tests/ALSAPlugin): gcc for the plugin and the unit tests; JACK's
+               # dummy backend paces ALSA with no card (jackd2, and libasound2-plugins' jack PCM).
+               gcc libc6-dev jackd2 python3
                # Real apps nobody here wrote (Tests/RealApps): browsers under Xvfb, the screen reader's
                # speech server, libcanberra's event sounds.
                chromium firefox-esr xvfb xauth speech-dispatcher speech-dispatcher-espeak-ng espeak-ng
