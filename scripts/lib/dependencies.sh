@@ -8,7 +8,7 @@ TEST_PACKAGES=(libasound2-dev libasound2-plugins alsa-utils pipewire pipewire-pu
                mpv mpv-mpris playerctl sox tmux
                # The ALSA plugin's tests (Tests/ALSAPlugin): gcc for the plugin and the unit tests; JACK's
                # dummy backend paces ALSA with no card (jackd2, and libasound2-plugins' jack PCM).
-               gcc libc6-dev jackd2 python3
+               gcc libc6-dev make pkg-config jackd2 python3
                # Real apps nobody here wrote (Tests/RealApps): browsers under Xvfb, the screen reader's
                # speech server, libcanberra's event sounds.
                chromium firefox-esr xvfb xauth speech-dispatcher speech-dispatcher-espeak-ng espeak-ng
