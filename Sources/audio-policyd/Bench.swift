@@ -21,6 +21,9 @@ struct Bench: ParsableCommand {
     @Option(help: "Navigation prompts to time on the live server.")
     var prompts = 30
 
+    @Option(help: "Headsets to unload on the live server (output loss: the removal event -> the mute request).")
+    var outputLosses = 30
+
     @Option(help: "Seconds to count idle wake-ups.")
     var idleSeconds = 10
 
@@ -45,7 +48,8 @@ struct Bench: ParsableCommand {
             print("live: skipped (no sound server; set PULSE_SERVER)")
             return
         }
-        let result = try LiveBenchmark(streams: streams, corked: corked, prompts: prompts, idleSeconds: idleSeconds).run()
+        let result = try LiveBenchmark(streams: streams, corked: corked, prompts: prompts, idleSeconds: idleSeconds,
+                                    outputLosses: outputLosses).run()
         print("live on \(result.server ?? "?"): \(result.streams) streams \(result.corked ? "alive, corked" : "playing")")
         print("  reaction, server announces prompt -> duck requests sent (µs): "
             + (result.reaction.map { "\($0); within 2 ms: \(Int(($0.share(atMost: 2000) * 100).rounded(.down)))%" }
@@ -61,6 +65,9 @@ struct Bench: ParsableCommand {
             + (result.audibleDaemonShare.map(String.init(describing:)) ?? "no samples"))
         print("    from the phrase's first sound due -> duck requests (µs, estimate): "
             + (result.audibleTotal.map(String.init(describing:)) ?? "no samples"))
+        print("  output loss, the server's SINK REMOVE event received -> the mute request sent (µs): "
+            + (result.outputLoss.map(String.init(describing:)) ?? "no samples")
+            + (result.outputLossMissed > 0 ? "; \(result.outputLossMissed) unloads without a mute in 5 s" : ""))
         print("  memory: \(result.residentKiB / 1024) MiB resident, \(result.peakResidentKiB / 1024) MiB peak")
     }
 

@@ -40,6 +40,11 @@ public final class LiveBenchmark {
         /// The same, from the moment the phrase's first sound was due (stream seen + the silent lead): meter, server
         /// buffering and daemon together, µs (an estimate: the stream's own start latency counts too).
         public var audibleTotal: Percentiles?
+        /// Output loss: a headset-like null sink with a tone playing on it unloaded; the daemon receiving the
+        /// server's SINK REMOVE event → its mute request for the stream, µs.
+        public var outputLoss: Percentiles?
+        /// Unloads after which no mute request came within 5 s.
+        public var outputLossMissed = 0
     }
 
     /// The silence before each phrase of the audibility benchmark, ms.
@@ -49,12 +54,15 @@ public final class LiveBenchmark {
     let corked: Bool
     let prompts: Int
     let idleSeconds: Int
+    let outputLosses: Int
     private var children: [ChildProcess] = []
     private var loadedModules: [String] = []
     private var result: Result?
     private var failure: String?
 
-    public init(streams: Int = 200, corked: Bool = false, prompts: Int = 30, idleSeconds: Int = 10) {
+    public init(streams: Int = 200, corked: Bool = false, prompts: Int = 30, idleSeconds: Int = 10,
+                outputLosses: Int = 30) {
+        self.outputLosses = outputLosses
         self.streamCount = streams
         self.corked = corked
         self.prompts = prompts
@@ -166,6 +174,40 @@ public final class LiveBenchmark {
     func startMusic() -> Bool {
         startGenerator(["--count", "1", "--tone", "--property", "media.role=music",
                         "--property", "application.name=bench-music"])
+    }
+
+    /// The headset of the output-loss figure: a null sink with a Bluetooth headset's properties (as the
+    /// integration tests' `OutputTests` load it), a device address of its own for each `number`, so that
+    /// no round's headset counts as the one before back. Returns the module's index.
+    func loadHeadset(name: String, number: Int) -> String? {
+        let address = String(printf: "AC:80:0A:12:%02X:%02X", (number / 256) % 256, number % 256)
+        let properties = "device.description=bench-headset device.string=\(address) api.bluez5.address=\(address) "
+            + "device.bus=bluetooth device.form_factor=headset"
+        guard let module = pactl(["load-module", "module-null-sink", "sink_name=\(name)",
+                                  "sink_properties=\"\(properties)\""]) else { return nil }
+        loadedModules.append(module)
+        return module
+    }
+
+    /// Music (a tone, from `bench-streams`) playing on `sink`; terminated to end it.
+    func startMusic(on sink: String) -> ChildProcess? {
+        guard startGenerator(["--count", "1", "--tone", "--property", "media.role=music",
+                              "--property", "application.name=bench-music-headset", "--sink", sink]) else { return nil }
+        return children.last
+    }
+
+    /// `pactl unload-module`, not waited for: the daemon's loop must stay free to take the removal.
+    func unloadModule(_ module: String) -> ChildProcess? {
+        loadedModules.removeAll { $0 == module }
+        do {
+            let process = try ChildProcess(["/usr/bin/pactl", "unload-module", module],
+                                           environment: ProcessInfo.processInfo.environment, log: "/dev/null")
+            children.append(process)
+            return process
+        } catch {
+            failure = "cannot start pactl: \(error)"
+            return nil
+        }
     }
 
     private func startGenerator(_ arguments: [String]) -> Bool {
@@ -317,7 +359,8 @@ public final class LiveBenchmark {
             guard phrasesLeft > 0 else {
                 timing?.recording = false
                 try? FileManager.default.removeItem(atPath: phraseFile)
-                return finish()
+                lossesLeft = benchmark.outputLosses
+                return after(1000, nextOutputLoss)
             }
             phrasesLeft -= 1
             phraseStartedAt = MainLoop.monotonicMicroseconds()
@@ -335,6 +378,70 @@ public final class LiveBenchmark {
             timing?.clearAudibilityReactions()
             speech?.signal(SIGTERM)
             after(3000, nextPhrase)
+        }
+
+        // MARK: Output loss
+
+        var lossesLeft = 0
+        var lossNumber = 0
+        var lossMissed = 0
+        var lossReactions: [UInt64] = []
+        var headsetModule = ""
+        var headsetMusic: ChildProcess?
+        var unload: ChildProcess?
+        var streamsBefore = 0
+
+        /// Loads a headset, plays a tone on it and lets the daemon hear it for a second.
+        func nextOutputLoss() {
+            guard lossesLeft > 0 else {
+                timing?.recording = false
+                return finish()
+            }
+            lossesLeft -= 1
+            lossNumber += 1
+            let name = "audio-policyd-bench-headset-\(getpid())-\(lossNumber)"
+            streamsBefore = daemon.liveStreamCount
+            guard let module = benchmark.loadHeadset(name: name, number: lossNumber),
+                  let music = benchmark.startMusic(on: name) else { return fail(benchmark.failure ?? "") }
+            headsetModule = module
+            headsetMusic = music
+            waitedTicks = 0
+            after(50, waitForHeadsetMusic)
+        }
+
+        func waitForHeadsetMusic() {
+            waitedTicks += 1
+            guard daemon.liveStreamCount > streamsBefore else {
+                return waitedTicks > 200 ? fail("the music on the headset never appeared") : after(50, waitForHeadsetMusic)
+            }
+            // Heard for a second (playing, on the headset), then the headset goes away.
+            after(1000) { [unowned self] in
+                self.timing?.clearRemovalReactions()
+                self.timing?.recording = true
+                guard let process = self.benchmark.unloadModule(self.headsetModule) else {
+                    return self.fail(self.benchmark.failure ?? "")
+                }
+                self.unload = process
+                self.waitedTicks = 0
+                self.after(20, self.waitForLossMute)
+            }
+        }
+
+        func waitForLossMute() {
+            waitedTicks += 1
+            if let reaction = timing?.removalReactions.first {
+                lossReactions.append(reaction)
+            } else if waitedTicks <= 250 {
+                return after(20, waitForLossMute)
+            } else {
+                lossMissed += 1
+            }
+            timing?.recording = false
+            headsetMusic?.signal(SIGTERM)
+            _ = unload?.wait(timeout: 5)
+            _ = headsetMusic?.wait(timeout: 5)
+            // Past the switch window (1 s), so that each round is a loss of its own.
+            after(1500, nextOutputLoss)
         }
 
         static let speech = ["application.name": "speech-dispatcher-espeak-ng",
@@ -381,7 +488,8 @@ public final class LiveBenchmark {
                 residentKiB: end.residentKiB, peakResidentKiB: end.peakResidentKiB,
                 measuredWakeupsPerSecond: measuredWakeups, measuredCPUMillisecondsPerSecond: measuredCPU,
                 audibleDaemonShare: Percentiles(phrases.map { Double($0.daemon) }),
-                audibleTotal: Percentiles(phrases.map { Double(Int($0.total) - LiveBenchmark.phraseLead * 1000) }))
+                audibleTotal: Percentiles(phrases.map { Double(Int($0.total) - LiveBenchmark.phraseLead * 1000) }),
+                outputLoss: Percentiles(lossReactions.map { Double($0) }), outputLossMissed: lossMissed)
             for child in benchmark.children where child.isRunning { child.signal(SIGTERM) }
             daemon.stop()
         }

@@ -86,6 +86,7 @@ public final class TimedServer: StreamServer {
 
     public func clearRemovalReactions() {
         removalReactions = []
+        sinkRemovedAt = nil
     }
 
     public func meter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> PeakMeter? {
