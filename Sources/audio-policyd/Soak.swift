@@ -15,7 +15,8 @@ struct Soak: ParsableCommand {
             Streams of every class (music, another app's music, no role, navigation, notification, phone, \
             speech-dispatcher) start and end at --rate from real libpulse clients, some created corked, some \
             quitting abruptly while ducked or muted; the user changes volumes and mutes through a mixer \
-            connection of its own. At checkpoints everything that interrupts ends, and once the daemon has \
+            connection of its own; Bluetooth-like headsets come, get streams, and go (lost, profile switch, left empty), \
+            and after a loss the user turns each stream that was on it up or down. At checkpoints everything that interrupts ends, and once the daemon has \
             undone everything, every surviving stream must be at the user's exact volume and mute, and every \
             saved stream-restore entry of the soak's keys at a level the user had. Durations: 90, 90s, 10m, 1h.
             """)
@@ -46,6 +47,9 @@ struct Soak: ParsableCommand {
 
     @Option(help: "Time between server restarts (about).")
     var restartEvery = "90s"
+
+    @Option(help: "Time between headsets that come and go (about; 0: none): the user moves streams onto one, then it is lost, switches profile, or is left empty.")
+    var outputEvery = "40s"
 
     @Option(help: "Time between daemon kills with SIGKILL (about; 0: none).")
     var killEvery = "60s"
@@ -85,6 +89,7 @@ struct Soak: ParsableCommand {
         plan.restartServerCommand = restartServer
         plan.restartInterval = try Self.seconds(restartEvery, "--restart-every")
         plan.killInterval = try Self.seconds(killEvery, "--kill-every")
+        plan.outputInterval = try Self.seconds(outputEvery, "--output-every")
         plan.settleTimeout = try Self.seconds(settleTimeout, "--settle-timeout")
         plan.policy = policy
         if let injectFault {

@@ -226,12 +226,15 @@ extension MPRISTests {
         }
         // The voice's lasting stream: its first phrase may open a stream and close it within 40 ms first
         // (seen on PipeWire), so the one to follow is the one the daemon has as a screen reader.
-        var voiceIndex: UInt32?
-        try awaitStatus(daemon, "the voice to be a screen reader", timeout: 10) { status in
-            voiceIndex = status.streams.last { $0.application.hasPrefix("speech-dispatcher") && $0.class == "speech" }?.index
-            return voiceIndex != nil
+        // It must still be on the server when looked up: a short-lived one may be gone by then (seen on a
+        // loaded PulseAudio run), and the next one is waited for instead.
+        var found: ServerStream?
+        try awaitStatus(daemon, "the voice to be a screen reader, still playing", timeout: 10) { status in
+            let index = status.streams.last { $0.application.hasPrefix("speech-dispatcher") && $0.class == "speech" }?.index
+            found = index.flatMap { try? SoundServer.stream($0) }
+            return found != nil
         }
-        let voice = try #require(try voiceIndex.flatMap { try SoundServer.stream($0) })
+        let voice = try #require(found)
         let voiceOwn = voice.volume
         let ducked = DaemonTests.volume(own, at: -14)
         try awaitStream(mpv, "ducked to -14 dB under the voice", timeout: 10) { DaemonTests.matches($0.volume, ducked) }

@@ -26,7 +26,7 @@ struct SoakTests {
         let script = TestEnvironment.packageRoot.appendingPathComponent("scripts/sound-server").path
         let (code, output) = try Self.soak([
             "--duration", "\(Self.churnSeconds)s", "--seed", "20261123", "--checkpoint-every", "10s",
-            "--kill-every", "12s", "--restart-every", "14s", "--users-avoid-ramps",
+            "--kill-every", "12s", "--restart-every", "14s", "--output-every", "6s", "--users-avoid-ramps",
             "--restart-server", "'\(script)' restart '\(server.directory)'",
         ])
         #expect(code == 0, "\(output)")
@@ -36,6 +36,10 @@ struct SoakTests {
         let checkpoints = Self.count(after: "checkpoints: ", in: output)
         #expect(restarts >= 1 && kills >= 1, "restarts \(restarts), kills \(kills)\n\(output)")
         #expect(checkpoints >= 3, "\(output)")
+        // Headsets came and went every way: lost with streams on them, a profile switch, left empty.
+        #expect(Self.count(after: "outputs: ", in: output) >= 3, "\(output)")
+        #expect(Self.count(after: "headsets (", in: output) >= 1, "no headset was lost with streams on it\n\(output)")
+        #expect(Self.count(after: "lost with streams on them, ", in: output) >= 1, "no profile switch\n\(output)")
         #expect(Self.count(after: "streams: ", in: output) >= 100, "\(output)")
     }
 
@@ -50,6 +54,18 @@ struct SoakTests {
         #expect(output.split(separator: "\n").contains { $0.contains("VIOLATION: checkpoint") && $0.contains("the user's level is") },
                 "\(output)")
         #expect(!output.contains("violations: 0"), "\(output)")
+    }
+
+    @Test("control: after a headset with music on it goes away, a user who never acts finds the music still muted")
+    func lostOutputHoldsTheMute() throws {
+        let (code, output) = try Self.soak([
+            "--duration", "14s", "--seed", "5", "--rate", "40", "--checkpoint-every", "7s", "--kill-every", "0",
+            "--output-every", "3s", "--settle-timeout", "5s", "--inject-fault", "user-ignores-loss",
+        ])
+        #expect(code == 1, "\(output)")
+        #expect(output.contains("fault injected: the user leaves"), "\(output)")
+        #expect(output.split(separator: "\n").contains { $0.contains("VIOLATION: checkpoint") && $0.contains("the daemon still has stream") },
+                "\(output)")
     }
 
     // MARK: - Helpers

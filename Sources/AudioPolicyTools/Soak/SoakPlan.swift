@@ -26,6 +26,9 @@ public struct SoakPlan: Sendable {
     public var restartServerCommand: String?
     /// Seconds between server restarts (about).
     public var restartInterval: Double = 90
+    /// Seconds between output episodes (about; 0: none): a Bluetooth headset arrives, the user moves
+    /// streams onto it, and it goes away (lost, a profile switch, or with nothing left on it).
+    public var outputInterval: Double = 0
     /// Seconds between daemon kills (about; 0: none).
     public var killInterval: Double = 60
     /// The daemon executable (`run` is its subcommand).
@@ -52,4 +55,7 @@ public enum SoakFault: String, CaseIterable, Sendable {
     /// At the first checkpoint, the soak itself sets a surviving stream to half its level behind the
     /// user's back, as a daemon that forgot to restore it would leave it.
     case strayVolume = "stray-volume"
+    /// After a headset with streams on it goes away, the user never acts on them: the daemon rightly
+    /// holds them muted, and the checkpoint must find them so (the loss is shown to be a real one).
+    case userIgnoresLoss = "user-ignores-loss"
 }

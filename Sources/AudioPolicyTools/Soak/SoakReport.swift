@@ -27,6 +27,12 @@ public struct SoakReport: Sendable {
     public var daemonKills = 0
     public var daemonStarts = 0
     public var checkpoints = 0
+    /// Headsets that came, and how they went: lost with streams on them, a profile switch (the same
+    /// device back at once), or with nothing left on them after the user moved the streams away.
+    public var outputs = 0
+    public var outputsLost = 0
+    public var outputProfileSwitches = 0
+    public var outputsLeftEmpty = 0
     /// Surviving streams compared at checkpoints, and saved entries compared.
     public var streamsChecked = 0
     public var entriesChecked = 0
@@ -48,6 +54,8 @@ public struct SoakReport: Sendable {
             + "\(lostToRestarts) lost to server restarts")
         lines.append("  user: \(userVolumeChanges) volume changes, \(userMuteChanges) mute changes")
         lines.append("  server restarts: \(serverRestarts); daemon kills (SIGKILL): \(daemonKills); daemon starts: \(daemonStarts)")
+        lines.append("  outputs: \(outputs) headsets (\(outputsLost) lost with streams on them, "
+            + "\(outputProfileSwitches) profile switches, \(outputsLeftEmpty) left after the user moved the streams away)")
         let settle = settleSeconds.isEmpty ? "" : String(printf: " (settled in %.1f s at most)", settleSeconds.max() ?? 0)
         lines.append("  checkpoints: \(checkpoints)\(settle); \(streamsChecked) surviving streams and \(entriesChecked) saved entries checked")
         if let first = residentKiB.first, let last = residentKiB.last, let top = residentKiB.map(\.kiB).max() {

@@ -70,6 +70,10 @@ public final class SoakRun {
     var nextKill: UInt64 = .max
     var nextRestart: UInt64 = .max
     var daemonDownUntil: UInt64?
+    /// The output episode under way (one at a time), when the next starts, and how many there were.
+    var output: OutputEpisode?
+    var nextOutput: UInt64 = .max
+    var nextOutputNumber = 0
     var checkpointCount = 0
     /// Whether the saved entries that predate the soak were read (apps start only then).
     var adoptedEntries = false
@@ -109,6 +113,7 @@ public final class SoakRun {
         nextCheckpoint = startedAt + random.around(seconds: plan.checkpointInterval)
         if plan.killInterval > 0 { nextKill = startedAt + random.around(seconds: plan.killInterval) }
         if plan.restartServerCommand != nil { nextRestart = startedAt + random.around(seconds: plan.restartInterval) }
+        if plan.outputInterval > 0 { nextOutput = startedAt + random.around(seconds: plan.outputInterval) }
         tick?.schedule(after: 0)
         loop.run()
         report.seconds = Double(MainLoop.monotonicMicroseconds() - startedAt) / 1e6
@@ -148,7 +153,8 @@ public final class SoakRun {
         registerStreams()
         if case let .settling(checkpoint) = phase { return evaluate(checkpoint) }
         guard case .churning = phase else { return }
-        if now >= endAt { return beginCheckpoint(final: true) }
+        // An output episode runs to its end before any checkpoint, restart or the end looks.
+        if now >= endAt, output == nil { return beginCheckpoint(final: true) }
         endDueApps(now: now)
         uncorkDueApps(now: now)
         if now >= nextStart {
@@ -159,16 +165,18 @@ public final class SoakRun {
             userChange()
             nextUserChange = now + random.exponential(perSecond: plan.userChangesPerMinute / 60)
         }
+        if now < endAt || output != nil { stepOutput(now: now) }
         if daemonReady, daemonDownUntil == nil {
-            if now >= nextCheckpoint { return beginCheckpoint(final: false) }
+            if now >= nextCheckpoint, output == nil { return beginCheckpoint(final: false) }
             if now >= nextKill { killDaemon(now: now) }
-            if now >= nextRestart { return restartServer() }
+            if now >= nextRestart, output == nil { return restartServer() }
         }
         scheduleChurn(now: now)
     }
 
     func scheduleChurn(now: UInt64) {
-        var next = min(endAt, nextStart, nextUserChange, nextCheckpoint, nextKill, nextRestart)
+        var next = min(endAt, nextStart, nextUserChange, nextCheckpoint, nextKill, nextRestart, nextOutput,
+                       output?.dueAt ?? .max)
         for app in apps.values { next = min(next, app.endsAt) }
         for time in uncorkAt.values { next = min(next, time) }
         tick?.schedule(at: max(next, now + 1000))
@@ -266,10 +274,7 @@ public final class SoakRun {
     /// the mixer shows it; sometimes, instead, an app quits while the daemon is ducking or muting it.
     func userChange() {
         let now = MainLoop.monotonicMicroseconds()
-        let live = levels.streams.keys.filter { index in
-            mixer.streams[index] != nil
-                && (!plan.usersAvoidRamps || now &- (mixer.levelChangedAt[index] ?? 0) > 1_200_000)
-        }.sorted()
+        let live = levels.streams.keys.filter { mixer.streams[$0] != nil && isAtRest($0, now: now) }.sorted()
         guard let index = live.randomElement(using: &random), let stream = mixer.streams[index] else { return }
         if random.chance(0.3), let victim = live.first(where: isInterrupted), let number = appOfStream[victim],
            let app = apps[number] {
@@ -282,13 +287,14 @@ public final class SoakRun {
             trace("user \(muted ? "mutes" : "unmutes") #\(index)")
             report.userMuteChanges += 1
         } else {
-            let volume = ChannelVolumes(values: stream.volume.values.map { _ in randomLevel() },
-                                        channelMap: stream.volume.channelMap)
-            mixer.setVolume(index, to: volume)
-            levels.userSet(index, volume: volume)
-            trace("user sets #\(index) from \(stream.volume.values) to \(volume.values)")
-            report.userVolumeChanges += 1
+            userSetsVolume(index)
         }
+    }
+
+    /// Whether the user may change stream `index` now: always, or with `usersAvoidRamps` only once its
+    /// level has been still for 1.2 s (not in the middle of the daemon's ramp).
+    func isAtRest(_ index: UInt32, now: UInt64) -> Bool {
+        !plan.usersAvoidRamps || now &- (mixer.levelChangedAt[index] ?? 0) > 1_200_000
     }
 
     // MARK: - What the mixer sees
