@@ -46,7 +46,7 @@ struct SoakTests {
     @Test("control: a surviving stream left at another volume behind the user's back is found")
     func injectedFaultIsFound() throws {
         let (code, output) = try Self.soak([
-            "--duration", "12s", "--seed", "3", "--checkpoint-every", "4s", "--kill-every", "0",
+            "--duration", "12s", "--seed", "3", "--checkpoint-every", "4s", "--kill-every", "0", "--output-every", "0",
             "--inject-fault", "stray-volume",
         ])
         #expect(code == 1, "\(output)")
