@@ -4,6 +4,7 @@ import EventLoop
 import FoundationEssentials
 import Glibc
 import Logging
+import SessionBus
 import SoundServer
 
 /// What `audio-policyd run` was asked for.
@@ -22,6 +23,8 @@ public struct DaemonOptions: Sendable {
     public var journalDurableCopy: String?
     /// Ask for the sound server's main-thread priority (``ProcessPriority``) when running.
     public var raisePriority = true
+    /// Where our Now Playing player is published on the session bus.
+    public var nowPlaying = NowPlayingName.own
 
     public init(policy: Policy, policyPath: String?, socketPath: String, verbose: Bool) {
         self.policy = policy
@@ -106,6 +109,7 @@ public final class Daemon {
         players.feedLater = feedLater
         players.onPlayerEvent = { [unowned self] player in self.publication.publish(ControlEvent(event: .player, player: player)) }
         players.onChange = { [unowned self] in self.publication.nowPlaying.refresh() }
+        publication.nowPlaying.publishedName = options.nowPlaying
         players.onBus = { [unowned self] bus in self.publication.nowPlaying.busChanged(bus) }
         actuation.feedLater = feedLater
         actuation.meters.onAudibility = { [unowned self] index, audible in

@@ -3,6 +3,7 @@ import ControlProtocol
 import FoundationEssentials
 import FoundationGaps
 import Glibc
+import SessionBus
 
 /// Starting the daemon from a command line. Two executables do it and take the same options:
 /// `audio-policyd-daemon`, the daemon alone (what the service runs: no command-line tools are linked
@@ -27,13 +28,17 @@ public enum DaemonLaunch {
     public static let policyHelp = "Policy file (default: see below)."
     public static let socketHelp = "Control socket path (default: $XDG_RUNTIME_DIR/audio-policyd/control)."
     public static let verboseHelp = "Log every stream and event, not only decisions."
+    public static let nowPlayingHelp = "Where the Now Playing player is published on the session bus: own "
+        + "(org.audiopolicyd.NowPlaying: no second media card in GNOME, KDE or swaync), mpris "
+        + "(org.mpris.MediaPlayer2.audiopolicy, for playerctl -p audiopolicy) or none (default: own)."
 
     /// Loads the configured policy (``PolicyFile/configuredPath(explicit:environment:)``), chooses the
     /// journal's files and runs the daemon until SIGTERM/SIGINT. A policy that does not load is written
     /// on standard error as `FILE:LINE:COLUMN: message` lines, and the daemon does not start.
     /// - Parameter socket: the control socket; nil: ``ControlSocketPath/default(environment:)``.
     /// - Returns: the exit code: the daemon's, or 1 for a policy that does not load.
-    public static func run(policy explicit: String?, socket: String?, verbose: Bool) throws -> Int32 {
+    public static func run(policy explicit: String?, socket: String?, verbose: Bool,
+                           nowPlaying: NowPlayingName = .own) throws -> Int32 {
         let path = PolicyFile.configuredPath(explicit: explicit)
         let loaded: Policy
         do {
@@ -44,6 +49,7 @@ public enum DaemonLaunch {
         }
         var options = DaemonOptions(policy: loaded, policyPath: path,
                                     socketPath: socket ?? ControlSocketPath.default(), verbose: verbose)
+        options.nowPlaying = nowPlaying
         // The log on tmpfs when the session has a runtime folder, made durable in the state folder.
         if let log = JournalStore.defaultLogPath() {
             options.journalPath = log
@@ -62,11 +68,14 @@ public enum DaemonLaunch {
         public var policy: String?
         public var socket: String?
         public var verbose = false
+        public var nowPlaying = NowPlayingName.own
 
-        public init(policy: String? = nil, socket: String? = nil, verbose: Bool = false) {
+        public init(policy: String? = nil, socket: String? = nil, verbose: Bool = false,
+                    nowPlaying: NowPlayingName = .own) {
             self.policy = policy
             self.socket = socket
             self.verbose = verbose
+            self.nowPlaying = nowPlaying
         }
 
         /// What the command line asks for besides running the daemon.
@@ -108,6 +117,12 @@ public enum DaemonLaunch {
                 switch name {
                 case "--policy": parsed.policy = try value()
                 case "--socket": parsed.socket = try value()
+                case "--now-playing":
+                    let text = try value()
+                    guard let name = NowPlayingName(rawValue: text) else {
+                        throw UsageError(description: "'--now-playing' takes own, mpris or none, not '\(text)'")
+                    }
+                    parsed.nowPlaying = name
                 case "-v", "--verbose": try flag(); parsed.verbose = true
                 case "-h", "--help": try flag(); return .help
                 case "--version": try flag(); return .version
@@ -122,10 +137,10 @@ public enum DaemonLaunch {
         /// The same as arguments, for ``parse(_:)``: how `audio-policyd run` hands its options over.
         public var commandLine: [String] {
             (policy.map { ["--policy=\($0)"] } ?? []) + (socket.map { ["--socket=\($0)"] } ?? [])
-                + (verbose ? ["--verbose"] : [])
+                + (verbose ? ["--verbose"] : []) + (nowPlaying == .own ? [] : ["--now-playing=\(nowPlaying.rawValue)"])
         }
 
-        public static let usage = "USAGE: \(DaemonLaunch.executableName) [--policy <policy>] [--socket <socket>] [--verbose]"
+        public static let usage = "USAGE: \(DaemonLaunch.executableName) [--policy <policy>] [--socket <socket>] [--verbose] [--now-playing <now-playing>]"
 
         /// `--help`.
         public static var help: String {
@@ -141,6 +156,8 @@ public enum DaemonLaunch {
               --policy <policy>       \(policyHelp)
               --socket <socket>       \(socketHelp)
               -v, --verbose           \(verboseHelp)
+              --now-playing <now-playing>
+                                      \(nowPlayingHelp)
               --version               Show the version.
               -h, --help              Show help information.
 

@@ -11,6 +11,7 @@ import Glibc
 /// {"id": 4, "op": "claim", "app": "radio", "pid": 4242}
 /// {"id": 5, "op": "playback", "status": "Paused"}
 /// {"id": 6, "op": "subscribe", "events": ["stream", "now-playing"]}
+/// {"id": 7, "op": "command", "command": "PlayPause"}
 /// ```
 public struct ControlRequest: Codable, Sendable {
     /// Echoed in the reply so a client can match replies to requests.
@@ -31,10 +32,12 @@ public struct ControlRequest: Codable, Sendable {
     public var status: String?
     /// `subscribe`: the kinds of event to receive (default: ``ControlEvent/Kind/defaults``).
     public var events: [ControlEvent.Kind]?
+    /// `command`: a media key for the Now Playing owner, as MPRIS names it (`PlayPause`, `Next`, …).
+    public var command: String?
 
     public init(id: JSONValue? = nil, op: Op, class className: String? = nil, app: String? = nil,
                 properties: [String: String]? = nil, token: String? = nil, pid: Int32? = nil,
-                status: String? = nil, events: [ControlEvent.Kind]? = nil) {
+                status: String? = nil, events: [ControlEvent.Kind]? = nil, command: String? = nil) {
         self.id = id
         self.op = op
         self.class = className
@@ -44,16 +47,17 @@ public struct ControlRequest: Codable, Sendable {
         self.pid = pid
         self.status = status
         self.events = events
+        self.command = command
     }
 
     /// An operation: the request's `op`, its wire name the raw value.
     public enum Op: WireName {
-        case status, begin, end, claim, playback, subscribe
+        case status, begin, end, claim, playback, subscribe, command
         /// An op the daemon does not understand (it replies `unknown op "…"`).
         case unknown(String)
 
         /// The operations the daemon understands.
-        public static let known: [Op] = [.status, .begin, .end, .claim, .playback, .subscribe]
+        public static let known: [Op] = [.status, .begin, .end, .claim, .playback, .subscribe, .command]
 
         public var rawValue: String {
             switch self {
@@ -63,6 +67,7 @@ public struct ControlRequest: Codable, Sendable {
             case .claim: "claim"
             case .playback: "playback"
             case .subscribe: "subscribe"
+            case .command: "command"
             case let .unknown(name): name
             }
         }
@@ -83,17 +88,21 @@ public struct ControlReply: Codable, Sendable {
     public var error: String?
     public var status: StatusReport?
     public var token: String?
+    /// `command`: whom the media key went to (the owner's player, or the hook that claimed Now Playing).
+    public var sentTo: String?
 
     public static func failure(_ id: JSONValue?, _ message: String) -> ControlReply {
         ControlReply(id: id, ok: false, error: message)
     }
 
-    public init(id: JSONValue?, ok: Bool, error: String? = nil, status: StatusReport? = nil, token: String? = nil) {
+    public init(id: JSONValue?, ok: Bool, error: String? = nil, status: StatusReport? = nil, token: String? = nil,
+                sentTo: String? = nil) {
         self.id = id
         self.ok = ok
         self.error = error
         self.status = status
         self.token = token
+        self.sentTo = sentTo
     }
 }
 

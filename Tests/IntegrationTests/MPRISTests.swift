@@ -50,9 +50,11 @@ final class MPRISTests {
 
     // MARK: - Starting things
 
-    /// The daemon, on `policy` (a file) or the built-in default.
-    func startDaemon(policy: String? = nil) throws -> DaemonProcess {
-        let daemon = try DaemonProcess(policy: policy, changes: changes)
+    /// The daemon, on `policy` (a file) or the built-in default, with its Now Playing player published in
+    /// the MPRIS namespace (`--now-playing mpris`: these tests drive it with `playerctl -p audiopolicy`)
+    /// unless `nowPlaying` says otherwise.
+    func startDaemon(policy: String? = nil, nowPlaying: String = "mpris") throws -> DaemonProcess {
+        let daemon = try DaemonProcess(policy: policy, changes: changes, arguments: ["--now-playing", nowPlaying])
         daemons.append(daemon)
         return daemon
     }
@@ -255,6 +257,53 @@ extension MPRISTests {
         try second.awaitStatus("Playing")
         try expectStays(first, "Paused", for: 0.3, "the keys reached the old owner")
         #expect(daemon.problems.isEmpty, "\(daemon.problems)")
+    }
+
+    @Test("by default Now Playing is published outside the MPRIS namespace: no second card (playerctl lists only mpv), and `now-playing --send` reaches the owner")
+    func defaultNowPlayingMakesNoSecondCard() throws {
+        let mpv = try startMPV()
+        let daemon = try startDaemon(nowPlaying: "own")
+        try awaitNowPlaying(mpv, daemon)
+        try changes.await("our player on the bus as org.audiopolicyd.NowPlaying", timeout: 3) { () throws -> Probe<Void> in
+            let status = try Self.ownPlayerStatus("org.audiopolicyd.NowPlaying")
+            return status == "Playing" ? .done(()) : .waiting(status)
+        }
+        // What GNOME Shell, Plasma and swaync show a card for, and playerctld follows: every MPRIS name.
+        let listed = try run(["playerctl", "-l"], timeout: 5).split(separator: "\n").map(String.init)
+        #expect(listed == [mpv.name], "MPRIS players listed: \(listed)")
+
+        let sent = try run(TestEnvironment.daemonBinary, "now-playing", "--send", "play-pause", "--socket", daemon.socketPath)
+        #expect(sent.contains(mpv.busName), "\(sent)")
+        try mpv.awaitStatus("Paused")
+        _ = try run(TestEnvironment.daemonBinary, "now-playing", "--send", "play-pause", "--socket", daemon.socketPath)
+        try mpv.awaitStatus("Playing")
+        // The same key over D-Bus, as a desktop's key binding may send it.
+        _ = try run(["dbus-send", "--session", "--print-reply", "--dest=org.audiopolicyd.NowPlaying", "/org/mpris/MediaPlayer2",
+                     "org.mpris.MediaPlayer2.Player.PlayPause"], timeout: 5)
+        try mpv.awaitStatus("Paused")
+        #expect(daemon.problems.isEmpty, "\(daemon.problems)")
+    }
+
+    @Test("control: `--now-playing mpris` publishes a second MPRIS player (a second card in GNOME Shell); with nothing playing `--send` fails")
+    func mprisNowPlayingIsASecondPlayer() throws {
+        let daemon = try startDaemon(nowPlaying: "mpris")
+        let refused = try outcome([TestEnvironment.daemonBinary, "now-playing", "--send", "play-pause", "--socket", daemon.socketPath])
+        #expect(refused.code != 0 && refused.errors.contains("nothing owns Now Playing"), "\(refused)")
+        let mpv = try startMPV()
+        try awaitNowPlaying(mpv, daemon)
+        try changes.await("playerctl to list audiopolicy beside mpv", timeout: 3) { () throws -> Probe<Void> in
+            let listed = try run(["playerctl", "-l"], timeout: 5).split(separator: "\n").map(String.init).sorted()
+            return listed == ["audiopolicy", mpv.name].sorted() ? .done(()) : .waiting("\(listed)")
+        }
+        #expect(daemon.problems.isEmpty, "\(daemon.problems)")
+    }
+
+    /// Our player's PlaybackStatus, read over D-Bus by its bus name ("" when it is not there).
+    static func ownPlayerStatus(_ busName: String) throws -> String {
+        let reply = (try? run(["dbus-send", "--session", "--print-reply", "--dest=\(busName)", "/org/mpris/MediaPlayer2",
+                               "org.freedesktop.DBus.Properties.Get", "string:org.mpris.MediaPlayer2.Player",
+                               "string:PlaybackStatus"], timeout: 5)) ?? ""
+        return reply.split(separator: "\"").dropFirst().first.map(String.init) ?? ""
     }
 
     @Test("when the owner's player leaves the bus, Now Playing passes back to the previous player")

@@ -6,7 +6,7 @@ import SessionBus
 
 /// Requests on the control socket, as engine events and replies: `status`; interruptions begun and
 /// ended by hooks (`begin`, `end`); a hook that claims Now Playing (`claim`, `playback`); event lines
-/// (`subscribe`).
+/// (`subscribe`); media keys for the Now Playing owner (`command`).
 ///
 /// It owns which interruptions each connection began, so that a connection that goes away ends its
 /// own (no stuck ducks).
@@ -81,6 +81,15 @@ final class ControlIntake {
             return playback(request, from: client)
         case .subscribe:
             return subscribe(request, from: client)
+        case .command:
+            guard let command = request.command else {
+                return .failure(request.id, "command needs \"command\": one of "
+                    + NowPlayingPlayer.forwarded.sorted().joined(separator: ", "))
+            }
+            switch publication.nowPlaying.send(command) {
+            case let .success(target): return ControlReply(id: request.id, ok: true, sentTo: target)
+            case let .failure(refusal): return .failure(request.id, refusal.description)
+            }
         case let .unknown(name):
             return .failure(request.id, "unknown op \"\(name)\"; known: \(ControlRequest.Op.knownList)")
         }

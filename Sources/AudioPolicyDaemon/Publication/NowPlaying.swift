@@ -22,7 +22,10 @@ final class NowPlaying {
     /// Sends an event line to subscribers (``Publication/publish(_:)``).
     var publish: (ControlEvent) -> Void = { _ in }
 
-    /// Our MPRIS player (`org.mpris.MediaPlayer2.audio_policyd`), while there is a bus.
+    /// Where our player is published (``NowPlayingName``: by default outside the MPRIS namespace, so no
+    /// desktop shows it as a second card).
+    var publishedName = NowPlayingName.own
+    /// Our player, while there is a bus and a name to publish it under.
     private var ownPlayer: NowPlayingPlayer?
     /// The owner as last published, to publish only changes.
     private var lastReport: StatusReport.Owner?
@@ -41,18 +44,18 @@ final class NowPlaying {
 
     /// The session bus came or went: our player is published on it, or gone with it.
     func busChanged(_ bus: BusConnection?) {
-        guard let bus else {
+        guard let bus, let name = publishedName.busName else {
             ownPlayer = nil
             return
         }
-        let own = NowPlayingPlayer(bus: bus)
+        let own = NowPlayingPlayer(bus: bus, name: name)
         own.onCommand = { [unowned self] method, arguments, reply in self.forwardToOwner(method, arguments, reply: reply) }
         own.ownerProperty = { [unowned self] name, reply in self.ownerProperty(name, reply: reply) }
         ownPlayer = own
         own.start { [unowned self] result in
             switch result {
-            case .success: self.log.info("publishing Now Playing as \(MPRIS.ownName)")
-            case let .failure(error): self.log.warning("cannot publish Now Playing as \(MPRIS.ownName): \(error)")
+            case .success: self.log.info("publishing Now Playing as \(name)")
+            case let .failure(error): self.log.warning("cannot publish Now Playing as \(name): \(error)")
             }
             self.refresh()
         }
@@ -173,6 +176,26 @@ final class NowPlaying {
                               text: "\(name) owns Now Playing but has no player to control")))
     }
 
+    /// A media key from the control socket (`{"op":"command"}`, `audio-policyd now-playing --send`): sent to
+    /// the owner's player or claiming hook as our bus player would send it. Returns whom it went to, or why
+    /// it could not go; the player's own answer is only logged (the control socket replies at once).
+    func send(_ method: String) -> Result<String, NowPlayingRefusal> {
+        guard NowPlayingPlayer.forwarded.contains(method) else {
+            return .failure(NowPlayingRefusal(description: "unknown command \"\(method)\"; known: "
+                + NowPlayingPlayer.forwarded.sorted().joined(separator: ", ")))
+        }
+        guard let id = reading.engine.nowPlayingOwner, let owner = report() else {
+            return .failure(NowPlayingRefusal(description: "nothing owns Now Playing"))
+        }
+        guard let player = players.player(standingFor: id),
+              players.command(method, [], to: player, reply: { [weak self] result in
+                  if case let .failure(error) = result { self?.log.info("now playing: \(method) to \(owner.application): \(error)") }
+              }) else {
+            return .failure(NowPlayingRefusal(description: "\(owner.application) owns Now Playing but has no player to control"))
+        }
+        return .success(owner.player ?? owner.claim.map { "the hook that claimed it (\($0))" } ?? owner.application)
+    }
+
     /// Reads a property the owner's player does not signal (`Position`).
     private func ownerProperty(_ name: String, reply: @escaping (Result<[BusValue], BusError>) -> Void) {
         guard let id = reading.engine.nowPlayingOwner, let player = players.player(standingFor: id),
@@ -182,4 +205,9 @@ final class NowPlaying {
         bus.call(target.busName, path: MPRIS.path, interface: MPRIS.propertiesInterface, method: "Get",
                  [.string(MPRIS.playerInterface), .string(name)], timeout: 2000, reply: reply)
     }
+}
+
+/// Why a media key from the control socket could not be sent.
+struct NowPlayingRefusal: Error, CustomStringConvertible {
+    var description: String
 }

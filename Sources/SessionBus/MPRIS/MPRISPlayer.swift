@@ -73,6 +73,7 @@ public enum MPRIS {
     public static let rootInterface = "org.mpris.MediaPlayer2"
     public static let playerInterface = "org.mpris.MediaPlayer2.Player"
     public static let propertiesInterface = "org.freedesktop.DBus.Properties"
-    /// Our own player's name: `playerctl -p audiopolicy` reaches the Now Playing owner through it.
+    /// Our own player's name in the MPRIS namespace (``NowPlayingName/mpris``): `playerctl -p audiopolicy`
+    /// reaches the Now Playing owner through it.
     public static let ownName = "org.mpris.MediaPlayer2.audiopolicy"
 }

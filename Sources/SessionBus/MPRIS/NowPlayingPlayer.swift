@@ -1,5 +1,6 @@
-/// Our own MPRIS player, `org.mpris.MediaPlayer2.audiopolicy`: it stands for whichever app owns Now
-/// Playing, so media keys and `playerctl -p audiopolicy play-pause` reach that app and never a stale one.
+/// Our own MPRIS player, published as `org.audiopolicyd.NowPlaying` (or `org.mpris.MediaPlayer2.audiopolicy`,
+/// see ``NowPlayingName``): it stands for whichever app owns Now Playing, so media keys sent to it reach
+/// that app and never a stale one.
 ///
 /// It serves `/org/mpris/MediaPlayer2` with the `org.mpris.MediaPlayer2` and `.Player` interfaces and
 /// `org.freedesktop.DBus.Properties` (`Get`, `GetAll`, `PropertiesChanged`). The playback methods go to
@@ -31,6 +32,8 @@ public final class NowPlayingPlayer {
                                                 "SetPosition", "OpenUri"]
 
     private let bus: BusConnection
+    /// The bus name it asks for.
+    public let name: String
     public private(set) var state = State()
     /// Runs a forwarded `Player` method on the owner.
     public var onCommand: Command = { _, _, reply in reply(.failure(.reply(name: NowPlayingPlayer.noOwner, text: "nothing owns Now Playing"))) }
@@ -42,23 +45,25 @@ public final class NowPlayingPlayer {
     /// The error name for a command nobody can take.
     public static let noOwner = "org.mpris.MediaPlayer2.audiopolicy.Error.NoOwner"
 
-    public init(bus: BusConnection) {
+    public init(bus: BusConnection, name: String) {
         self.bus = bus
+        self.name = name
     }
 
     /// Serves the object and asks for the name; `done` says whether we got it.
     public func start(done: @escaping (Result<Void, BusError>) -> Void) {
         bus.export(path: MPRIS.path) { [weak self] call in self?.handle(call) }
         // DO_NOT_QUEUE (4): if another daemon has the name, say so rather than wait in line for it.
+        let name = name
         bus.call("org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                 method: "RequestName", [.string(MPRIS.ownName), .uint32(4)], timeout: 5000) { [weak self] result in
+                 method: "RequestName", [.string(name), .uint32(4)], timeout: 5000) { [weak self] result in
             switch result {
             case let .success(values):
                 // 1: primary owner; 4: already the owner.
                 let code = values.first?.integer ?? 0
                 self?.hasName = code == 1 || code == 4
                 done(self?.hasName == true ? .success(()) : .failure(.reply(
-                    name: "org.freedesktop.DBus.Error.AddressInUse", text: "\(MPRIS.ownName) belongs to another process")))
+                    name: "org.freedesktop.DBus.Error.AddressInUse", text: "\(name) belongs to another process")))
             case let .failure(error):
                 done(.failure(error))
             }

@@ -73,7 +73,7 @@ public final class SessionPlayers {
 
     private func appeared(_ name: String, owner: String) {
         // Our own Now Playing player (or another daemon's) is not a player to pause or map.
-        guard name != MPRIS.ownName, owner != bus.uniqueName, players[name] == nil, loading[name] == nil else { return }
+        guard !NowPlayingName.isOurs(name), owner != bus.uniqueName, players[name] == nil, loading[name] == nil else { return }
         loading[name] = (MPRISPlayer(busName: name, owner: owner), 3)
         bus.call("org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
                  method: "GetConnectionUnixProcessID", [.string(owner)], timeout: 5000) { [weak self] result in

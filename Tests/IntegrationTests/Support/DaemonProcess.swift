@@ -19,7 +19,7 @@ final class DaemonProcess {
     /// daemon started again on the same ones finds what the first left, as after a crash in the same
     /// session; on the same `stateHome` alone, as in a new session.
     init(policy: String? = nil, changes: Changes, stateHome: URL? = nil, runtime: URL? = nil,
-         environment extra: [String: String] = [:], timeout: Double = 10) throws {
+         environment extra: [String: String] = [:], arguments: [String] = [], timeout: Double = 10) throws {
         self.policy = policy
         self.changes = changes
         folder = try TestEnvironment.temporaryFolder("audio-policyd-daemon")
@@ -40,7 +40,7 @@ final class DaemonProcess {
         environment.merge(extra) { _, new in new }
         let pipe = Pipe()
         child = try Child([binary, "run", "--verbose", "--socket", socketPath]
-                            + (policy.map { ["--policy", $0] } ?? []),
+                            + (policy.map { ["--policy", $0] } ?? []) + arguments,
                           environment: environment, standardError: pipe)
         stderr = LineLog(reading: pipe, changes: changes, copyTo: stderrFile)
         try awaitReady(timeout: timeout)
