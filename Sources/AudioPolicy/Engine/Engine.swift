@@ -334,11 +334,12 @@ public struct Engine: Sendable {
     private mutating func playbackReported(_ id: StreamID, playing: Bool, now: Milliseconds,
                                            into out: inout [Command]) {
         guard var stream = streams[id], stream.isLive, !stream.isHook else { return }
-        if playing, !stream.playing, stream.pausedBy == nil, stream.hasPlayed,
+        if playing, !stream.playing, stream.pausedBy == nil || stream.pausedBy == .mute, stream.hasPlayed,
            let stopped = stream.stoppedAt, now - stopped < Self.glitch {
-            // Corked for an instant (mpv restarts its audio after an underrun, 13-35 ms): the same sound
-            // going on, not the user starting it again — it must not become newer than media that started
-            // meanwhile, take Now Playing back, or end a held output loss.
+            // Corked for an instant (mpv restarts its audio after an underrun, 13-35 ms; pipewire-pulse's
+            // rescue move unlinks a stream off a lost output for a few ms): the same sound going on, not
+            // the user starting it again — it must not become newer than media that started meanwhile,
+            // take Now Playing back, cancel the fallback's mute, or end a held output loss.
             stream.playing = true
             stream.stoppedAt = nil
             streams[id] = stream
@@ -346,7 +347,8 @@ public struct Engine: Sendable {
         }
         outputLossPlayback(&stream, playing: playing, now: now, into: &out)
         let wasPlaying = stream.playing
-        stream.stoppedAt = playing ? nil : wasPlaying && stream.pausedBy == nil ? now : stream.stoppedAt
+        let ownPause = stream.pausedBy == nil || stream.pausedBy == .mute
+        stream.stoppedAt = playing ? nil : wasPlaying && ownPause ? now : stream.stoppedAt
         stream.playing = playing
         if !playing { stream.pauseAskedAt = nil }
         // A player saying Playing is primary audio the user chose: it owns Now Playing at once, so media

@@ -241,7 +241,9 @@ extension Engine {
                                      into out: inout [Command]) {
         guard var loss = stream.outputLoss else { return }
         if loss.fallbackMute {
-            stream.outputLoss = nil // the user acts: what the interruption's mute does next is its own
+            // Played by the user: what the interruption's mute does next is its own. A stop is not an act
+            // (the server's rescue move may unlink the stream for an instant): the window's end decides.
+            if playing, !stream.playing { stream.outputLoss = nil }
             return
         }
         if playing, !stream.playing {

@@ -22,6 +22,9 @@ struct OutputLossModel {
     var movedOff: [StreamID: (output: OutputID, at: Milliseconds)] = [:]
     /// Streams an output loss the rules call for has muted, and the user has not acted on since.
     var losses: [StreamID: Loss] = [:]
+    /// Whether each stream plays, as the events said: a Playing report for a stream already playing is
+    /// no act of the user's (the engine takes none from it either).
+    var playing: [StreamID: Bool] = [:]
 
     /// The streams an output loss in this step concerns (heard on the output, or moved off it by the
     /// server up to ``Engine/rescueLag`` before), with what the loss is; before the step is applied.
@@ -118,13 +121,21 @@ struct OutputLossModel {
                     if let from = location[id], from != to { movedOff[id] = (from, step.time) }
                     location[id] = to
                 }
-            case let .streamStarted(id, _, _, _), let .streamEnded(id):
+            case let .streamStarted(id, _, _, isPlaying):
                 location[id] = nil
                 movedOff[id] = nil
                 losses[id] = nil
+                playing[id] = isPlaying
+            case let .streamEnded(id):
+                location[id] = nil
+                movedOff[id] = nil
+                losses[id] = nil
+                playing[id] = nil
             case let .userVolume(id, _): losses[id] = nil
             case let .userMute(id, muted) where !muted: losses[id] = nil
-            case let .playback(id, true): losses[id] = nil
+            case let .playback(id, isPlaying):
+                if isPlaying, playing[id] == false { losses[id] = nil }
+                playing[id] = isPlaying
             default: break
             }
         }
