@@ -21,7 +21,8 @@ case .version:
     StandardStream.output.write(DaemonLaunch.version + "\n")
 case let .run(arguments):
     do {
-        exit(try DaemonLaunch.run(policy: arguments.policy, socket: arguments.socket, verbose: arguments.verbose))
+        exit(try DaemonLaunch.run(policy: arguments.policy, socket: arguments.socket, verbose: arguments.verbose,
+                                      backend: arguments.backend))
     } catch {
         // As `audio-policyd run` reports a failure to start (its argument parser's "Error: …").
         StandardStream.error.write("Error: \(error)\n")

@@ -9,7 +9,7 @@ import Glibc
 /// `swift build` put it), `run` execs it with the same options: the same process (pid, descriptors,
 /// environment: systemd and the tests see no difference), without this binary's command-line tools
 /// mapped (README, Memory). Without it, the daemon runs in this process, the same code
-/// (``DaemonLaunch/run(policy:socket:verbose:)``) either way.
+/// (``DaemonLaunch/run(policy:socket:verbose:backend:)``) either way.
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: DaemonLaunch.abstract,
                                                     discussion: DaemonLaunch.discussion)
@@ -22,12 +22,16 @@ struct Run: ParsableCommand {
     @Flag(name: .shortAndLong, help: ArgumentHelp(DaemonLaunch.verboseHelp))
     var verbose = false
 
+    @Option(name: .long, help: ArgumentHelp(SoundBackend.help))
+    var backend: SoundBackend = .auto
+
     func run() throws {
-        let arguments = DaemonLaunch.Arguments(policy: policy, socket: control.socket, verbose: verbose)
+        let arguments = DaemonLaunch.Arguments(policy: policy, socket: control.socket, verbose: verbose,
+                                               backend: backend)
         if let daemon = Self.daemonExecutable() {
             Self.exec(daemon, arguments.commandLine)
         }
-        let code = try DaemonLaunch.run(policy: policy, socket: control.socket, verbose: verbose)
+        let code = try DaemonLaunch.run(policy: policy, socket: control.socket, verbose: verbose, backend: backend)
         if code != 0 { throw ExitCode(code) }
     }
 
@@ -51,3 +55,5 @@ struct Run: ParsableCommand {
         StandardStream.error.write("audio-policyd: cannot run \(executable) (\(reason)); running the daemon in this process\n")
     }
 }
+
+extension SoundBackend: ExpressibleByArgument {}
