@@ -76,6 +76,7 @@ let package = Package(
                 "AudioPolicy",
                 "AudioPolicyDaemon",
                 "AudioPolicyTools",
+                "ALSABackend",
                 "EventLoop",
                 "ControlProtocol",
                 "FoundationGaps",

@@ -37,12 +37,17 @@ struct Run: ParsableCommand {
 
     /// `audio-policyd-daemon` in this executable's folder, if it is there and may be run.
     static func daemonExecutable() -> String? {
+        guard let me = executablePath() else { return nil }
+        let daemon = me.pathFolder + "/" + DaemonLaunch.executableName
+        return access(daemon, X_OK) == 0 ? daemon : nil
+    }
+
+    /// This executable's path (`/proc/self/exe`).
+    static func executablePath() -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard count > 0 else { return nil }
-        let me = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let daemon = me.pathFolder + "/" + DaemonLaunch.executableName
-        return access(daemon, X_OK) == 0 ? daemon : nil
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Replaces this process by `executable` with `arguments`; returns only if that failed (said on
