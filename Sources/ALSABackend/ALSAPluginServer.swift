@@ -173,7 +173,7 @@ public final class ALSAPluginServer: StreamServer {
             if let feed = feeds[stream.index] { stream.corked ? feed.pause() : feed.resume() }
             if stream.isCapture { onCaptureChanged(stream.sourceOutput) } else { onStreamChanged(stream.sinkInput()) }
         case let .peak(peak):
-            feeds[stream.index]?.report(peak)
+            feeds[stream.index]?.report(peak, heardUntil: stream.heardUntil(position: peak.position))
         default:
             break
         }

@@ -7,8 +7,10 @@ import SoundServer
 /// the daemon measures with on a sound server, carries the stream after its volume too, so a ducked or
 /// faded stream reads the same on both backends. A stream that stops writing (paused, or drained
 /// without a prepare, which an extplug cannot see) sends no more PEAKs; a sound server would go on
-/// mixing it as silence. So after ``stallIntervals`` metering intervals with no report, the feed hands
-/// the meter a silent peak per interval, for as long as it takes the daemon to call a stream silent
+/// mixing it as silence. So once what the stream wrote has been heard (an app may write far ahead: mpv
+/// over a JACK slave writes a whole 4 s file at once into a 43 s buffer, and reports then stop for
+/// 4 s) and ``stallIntervals`` metering intervals more have passed with no report, the feed hands the
+/// meter a silent peak per interval, for as long as it takes the daemon to call a stream silent
 /// (``stallCoverage``), then stops: a timer that runs only while a silence is due.
 final class PeakFeed {
     /// The metering interval asked of the plugin (ms): about the six peaks a second a PulseAudio meter
@@ -35,11 +37,12 @@ final class PeakFeed {
         timer?.cancel()
     }
 
-    /// A PEAK report arrived.
-    func report(_ peak: PluginMessage.Peak) {
+    /// A PEAK report arrived; what the stream wrote so far is heard until `heardUntil` (monotonic µs),
+    /// if known.
+    func report(_ peak: PluginMessage.Peak, heardUntil: UInt64?) {
         stalledSince = nil
         meter.deliver(peak.peakOut)
-        armForStall()
+        armForStall(after: heardUntil)
     }
 
     /// The stream stopped running (not corked any more matters to the engine, not to the meter): no
@@ -56,8 +59,9 @@ final class PeakFeed {
 
     private var intervalMicroseconds: UInt64 { UInt64(Self.interval) * 1000 }
 
-    private func armForStall() {
-        timer?.schedule(after: Self.stallIntervals * intervalMicroseconds)
+    private func armForStall(after heardUntil: UInt64? = nil) {
+        let from = max(MainLoop.monotonicMicroseconds(), heardUntil ?? 0)
+        timer?.schedule(at: from + Self.stallIntervals * intervalMicroseconds)
     }
 
     private func stallTick() {

@@ -1,3 +1,4 @@
+import EventLoop
 import SoundServer
 
 /// What the daemon knows of one plugin stream, and how it reads as a sound server's stream.
@@ -20,7 +21,13 @@ struct PluginStream {
     let pid: Int32
     let hello: PluginMessage.Hello
     var format: PluginMessage.Format?
-    var state: PluginMessage.StreamState = .open
+    var state: PluginMessage.StreamState = .open {
+        didSet {
+            if state != .running { runningSince = nil } else if oldValue != .running { runningSince = MainLoop.monotonicMicroseconds() }
+        }
+    }
+    /// When it started running (monotonic µs): its position counts frames from about then.
+    private(set) var runningSince: UInt64?
     /// The volume the daemon last set (unity until it sets one).
     var volume = ChannelVolumes(uniform: ChannelVolumes.norm, channels: 1, channelMap: PluginStream.channelMap)
     var muted = false
@@ -32,6 +39,13 @@ struct PluginStream {
     }
 
     var isCapture: Bool { hello.direction == .capture }
+
+    /// When the frames written up to `position` will have been heard (monotonic µs), for a stream that
+    /// has run at its rate since it started: an app that writes ahead is heard long after it wrote.
+    func heardUntil(position: UInt64) -> UInt64? {
+        guard let runningSince, let rate = format?.rate, rate > 0 else { return nil }
+        return runningSince &+ position &* 1_000_000 / UInt64(rate)
+    }
 
     /// Playing, for the engine: the plugin saw samples go through since the last prepare. Open, set up
     /// and prepared streams make no sound yet (and a paused one shows as its peak reports stopping).
