@@ -44,6 +44,16 @@ struct ALSAPluginServerTests {
             try PluginClient(path: server.socketPath, loop: loop)
         }
 
+        /// A client whose stream has said HELLO and RUNNING, and the stream's index.
+        func playingClient() throws -> (PluginClient, UInt32) {
+            let client = try client()
+            client.send(PluginClient.hello())
+            client.send(PluginClient.state(.running))
+            let count = changed.count
+            #expect(run { self.changed.count == count + 1 })
+            return (client, try #require(added.last).index)
+        }
+
         @discardableResult
         func run(until condition: () -> Bool) -> Bool {
             loop.iterate(until: condition, timeout: 5)
@@ -156,11 +166,7 @@ struct ALSAPluginServerTests {
     @Test("meter: METER at the feed's interval, peaks after the gain, back to idle reporting when closed")
     func metering() throws {
         let harness = try Harness()
-        let client = try harness.client()
-        client.send(PluginClient.hello())
-        client.send(PluginClient.state(.running))
-        #expect(harness.run { harness.changed.count == 1 })
-        let index = harness.added[0].index
+        let (client, index) = try harness.playingClient()
         var peaks: [Float] = []
         let meter = try #require(harness.server.meter(sinkInput: index, sink: 0) { peaks.append($0) })
         #expect(harness.run { client.received.last == .meter(intervalMilliseconds: PeakFeed.interval) })
@@ -176,12 +182,9 @@ struct ALSAPluginServerTests {
     @Test("a stalled running stream (no PEAK) reads as silence after three intervals; control: reports keep it quiet")
     func stall() throws {
         let harness = try Harness()
-        let client = try harness.client()
-        client.send(PluginClient.hello())
-        client.send(PluginClient.state(.running))
-        #expect(harness.run { harness.changed.count == 1 })
+        let (client, index) = try harness.playingClient()
         var peaks: [Float] = []
-        let meter = harness.server.meter(sinkInput: harness.added[0].index, sink: 0) { peaks.append($0) }
+        let meter = harness.server.meter(sinkInput: index, sink: 0) { peaks.append($0) }
         // Control: reports every interval, no silence is made up.
         for _ in 0..<5 {
             client.send(.peak(.init(peakIn: 0.5, peakOut: 0.5, frames: 7200, position: 0)))
