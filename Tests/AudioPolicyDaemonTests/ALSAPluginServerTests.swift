@@ -215,6 +215,25 @@ struct ALSAPluginServerTests {
         #expect(harness.run { harness.added.count == 2 })
     }
 
+    @Test("a connection that floods valid packets (over the limit in a second) is closed; control: a burst under it is not")
+    func flood() throws {
+        let harness = try Harness()
+        let (client, _) = try harness.playingClient()
+        let peak = PluginMessage.peak(.init(peakIn: 0.1, peakOut: 0.1, frames: 480, position: 0))
+        // In chunks the socket buffer holds, read in between (a full buffer would drop the client's sends).
+        func burst(_ count: Int) {
+            for start in stride(from: 0, to: count, by: 100) {
+                for _ in start..<min(count, start + 100) { client.send(peak) }
+                harness.run(for: 0.005)
+            }
+        }
+        burst(200)
+        harness.run(for: 0.05)
+        #expect(!client.closedByDaemon)
+        burst(PluginConnection.floodLimit)
+        #expect(harness.run { client.closedByDaemon && harness.removed.count == 1 })
+    }
+
     @Test("nothing is saved on ALSA: no entries, and a write is taken doing nothing")
     func savedEntries() throws {
         let harness = try Harness()
