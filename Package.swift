@@ -46,6 +46,10 @@ let package = Package(
         .target(name: "EventLoop", dependencies: ["CPulse"], swiftSettings: essentials),
         // The sound server through libpulse: stream snapshots in, volume/mute/stream-restore writes out, peak meters.
         .target(name: "SoundServer", dependencies: ["CPulse", "EventLoop"], swiftSettings: essentials),
+        // No sound server: the daemon's side of the ALSA plugin (Sources/CAudioPolicyALSAPlugin), one
+        // connection per client PCM on a socket of its own, as a StreamServer.
+        .target(name: "ALSABackend", dependencies: ["SoundServer", "EventLoop", "FoundationGaps"],
+                swiftSettings: essentials),
         // The D-Bus session bus on the event loop: MPRIS players followed, our own Now Playing player served.
         .target(name: "SessionBus", dependencies: ["CDBus", "EventLoop", "FoundationGaps"], swiftSettings: essentials),
         // The control socket's JSON-lines protocol: requests, replies, events, status, the client and the server.
@@ -54,8 +58,8 @@ let package = Package(
         .target(
             name: "AudioPolicyDaemon",
             dependencies: [
-                "AudioPolicy", "EventLoop", "SoundServer", "SessionBus", "ControlProtocol", "FoundationGaps",
-                .product(name: "Logging", package: "swift-log"),
+                "AudioPolicy", "EventLoop", "SoundServer", "ALSABackend", "SessionBus", "ControlProtocol",
+                "FoundationGaps", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: essentials
         ),
@@ -72,6 +76,7 @@ let package = Package(
                 "AudioPolicy",
                 "AudioPolicyDaemon",
                 "AudioPolicyTools",
+                "ALSABackend",
                 "EventLoop",
                 "ControlProtocol",
                 "FoundationGaps",
@@ -90,13 +95,13 @@ let package = Package(
         .testTarget(name: "AudioPolicyTests", dependencies: ["AudioPolicy", "Fuzzing"]),
         .testTarget(name: "IntegrationTests", dependencies: [
             "AudioPolicy", "AudioPolicyDaemon", "AudioPolicyTools", "EventLoop", "SoundServer", "SessionBus",
-            "ControlProtocol", "Fuzzing",
+            "ControlProtocol", "FoundationGaps", "Fuzzing",
         ]),
         // The shell's pure parts, no server or bus: journal, systemd notification, `top` screen, main loop, MPRIS
         // matching and messages, and actuation and recovery against a fake sound server.
         .testTarget(name: "AudioPolicyDaemonTests", dependencies: [
-            "AudioPolicy", "AudioPolicyDaemon", "AudioPolicyTools", "EventLoop", "SoundServer", "SessionBus",
-            "ControlProtocol",
+            "AudioPolicy", "AudioPolicyDaemon", "AudioPolicyTools", "EventLoop", "SoundServer", "ALSABackend",
+            "SessionBus", "ControlProtocol", "FoundationGaps",
         ]),
     ]
 )

@@ -137,6 +137,7 @@ public final class Daemon {
     public func run() throws -> Int32 {
         try start()
         let code = loop.run()
+        serverIntake.server?.stopServing()
         actuation.journal.store?.finish()
         control?.shutdown()
         control = nil

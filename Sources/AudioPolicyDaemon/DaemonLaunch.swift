@@ -19,7 +19,9 @@ public enum DaemonLaunch {
     public static let abstract = "Run the daemon in the foreground: apply the policy to every playback stream, live."
     public static let discussion = """
         Connects to the session's sound server (PulseAudio, or PipeWire through pipewire-pulse; \
-        PULSE_SERVER is honoured) and reconnects if it goes away. SIGHUP reloads the policy (a bad \
+        PULSE_SERVER is honoured) and reconnects if it goes away; with no sound server (or --backend \
+        alsa), serves the ALSA plugin's socket ($XDG_RUNTIME_DIR/audio-policyd/alsa, else \
+        /run/audio-policyd/alsa) instead: see `audio-policyd alsa-config`. SIGHUP reloads the policy (a bad \
         one is reported and the old one stays); SIGTERM/SIGINT restore every stream, then exit.
         Policy: --policy, else $XDG_CONFIG_HOME/audio-policyd/policy.toml, else \
         /etc/audio-policyd/policy.toml, else the embedded default.
@@ -37,8 +39,9 @@ public enum DaemonLaunch {
     /// on standard error as `FILE:LINE:COLUMN: message` lines, and the daemon does not start.
     /// - Parameter socket: the control socket; nil: ``ControlSocketPath/default(environment:)``.
     /// - Returns: the exit code: the daemon's, or 1 for a policy that does not load.
+    /// - Parameter backend: the sound system to act on; `auto` is resolved here, once.
     public static func run(policy explicit: String?, socket: String?, verbose: Bool,
-                           nowPlaying: NowPlayingName = .own) throws -> Int32 {
+                           backend: SoundBackend = .auto, nowPlaying: NowPlayingName = .own) throws -> Int32 {
         let path = PolicyFile.configuredPath(explicit: explicit)
         let loaded: Policy
         do {
@@ -57,7 +60,12 @@ public enum DaemonLaunch {
         } else {
             options.journalPath = JournalStore.defaultPath()
         }
-        let daemon = Daemon(options: options) { path in try PolicyFile.load(path: path) }
+        let resolved = backend.resolved()
+        if backend == .auto {
+            StandardStream.error.write("audio-policyd: backend auto: \(resolved == .pulse ? "a sound server answers" : "no sound server answers, ALSA plugins") (\(resolved.rawValue))\n")
+        }
+        let daemon = Daemon(options: options, loadPolicy: { path in try PolicyFile.load(path: path) },
+                            server: resolved.connection())
         return try daemon.run()
     }
 
@@ -68,13 +76,15 @@ public enum DaemonLaunch {
         public var policy: String?
         public var socket: String?
         public var verbose = false
+        public var backend = SoundBackend.auto
         public var nowPlaying = NowPlayingName.own
 
-        public init(policy: String? = nil, socket: String? = nil, verbose: Bool = false,
+        public init(policy: String? = nil, socket: String? = nil, verbose: Bool = false, backend: SoundBackend = .auto,
                     nowPlaying: NowPlayingName = .own) {
             self.policy = policy
             self.socket = socket
             self.verbose = verbose
+            self.backend = backend
             self.nowPlaying = nowPlaying
         }
 
@@ -96,7 +106,7 @@ public enum DaemonLaunch {
             }
         }
 
-        /// Parses the arguments after the program's name: `--policy FILE`, `--socket PATH` (each also
+        /// Parses the arguments after the program's name: `--policy FILE`, `--socket PATH`, `--backend NAME` (each also
         /// as `--name=value`; the last one given counts), `-v`/`--verbose`, `-h`/`--help`, `--version`.
         public static func parse(_ arguments: [String]) throws(UsageError) -> Request {
             var parsed = Arguments()
@@ -117,6 +127,12 @@ public enum DaemonLaunch {
                 switch name {
                 case "--policy": parsed.policy = try value()
                 case "--socket": parsed.socket = try value()
+                case "--backend":
+                    let name = try value()
+                    guard let backend = SoundBackend(rawValue: name) else {
+                        throw UsageError(description: "unknown backend '\(name)' (alsa, pulse or auto)")
+                    }
+                    parsed.backend = backend
                 case "--now-playing":
                     let text = try value()
                     guard let name = NowPlayingName(rawValue: text) else {
@@ -137,10 +153,11 @@ public enum DaemonLaunch {
         /// The same as arguments, for ``parse(_:)``: how `audio-policyd run` hands its options over.
         public var commandLine: [String] {
             (policy.map { ["--policy=\($0)"] } ?? []) + (socket.map { ["--socket=\($0)"] } ?? [])
-                + (verbose ? ["--verbose"] : []) + (nowPlaying == .own ? [] : ["--now-playing=\(nowPlaying.rawValue)"])
+                + (verbose ? ["--verbose"] : []) + (backend == .auto ? [] : ["--backend=\(backend.rawValue)"])
+                + (nowPlaying == .own ? [] : ["--now-playing=\(nowPlaying.rawValue)"])
         }
 
-        public static let usage = "USAGE: \(DaemonLaunch.executableName) [--policy <policy>] [--socket <socket>] [--verbose] [--now-playing <now-playing>]"
+        public static let usage = "USAGE: \(DaemonLaunch.executableName) [--policy <policy>] [--socket <socket>] [--backend <backend>] [--verbose] [--now-playing <now-playing>]"
 
         /// `--help`.
         public static var help: String {
@@ -155,6 +172,7 @@ public enum DaemonLaunch {
             OPTIONS:
               --policy <policy>       \(policyHelp)
               --socket <socket>       \(socketHelp)
+              --backend <backend>     \(SoundBackend.help)
               -v, --verbose           \(verboseHelp)
               --now-playing <now-playing>
                                       \(nowPlayingHelp)

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import FoundationGaps
 import Glibc
 
 /// A client of the control socket, for `status` and the hooks: one request, one reply.

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import FoundationGaps
 import Glibc
 
 extension ControlServer {

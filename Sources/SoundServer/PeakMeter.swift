@@ -71,8 +71,11 @@ public final class PeakMeter {
     /// Times the meter connected again after its stream failed (moves followed).
     public private(set) var reconnections = 0
 
-    private let context: OpaquePointer
+    /// The libpulse context recorded through; nil for a meter fed by its backend (``init(fedPeaksOf:onClose:onPeak:)``).
+    private let context: OpaquePointer?
     private var stream: OpaquePointer?
+    /// A fed meter's way to tell its backend to stop reporting.
+    private var onClose: (() -> Void)?
     private let box: Box
     private var failuresInARow = 0
     private let fragmentSamples: UInt32
@@ -103,9 +106,25 @@ public final class PeakMeter {
         }
     }
 
+    /// A meter whose peaks its backend measures and hands in with ``deliver(_:)`` (the ALSA plugin
+    /// measures every stream itself): the same surface to the daemon as a recording one, so its
+    /// audibility is judged the same way. `onClose` runs once, at ``close()``, so the backend can stop
+    /// reporting.
+    public init(fedPeaksOf sinkInput: UInt32, onClose: @escaping () -> Void, onPeak: @escaping (Float) -> Void) {
+        context = nil
+        self.sinkInput = sinkInput
+        sink = invalidIndex
+        self.onPeak = onPeak
+        self.onClose = onClose
+        rate = Self.rate
+        fragmentSamples = 1
+        box = Box()
+        state = .measuring
+    }
+
     deinit {
         tearDownStream()
-        pa_context_unref(context)
+        if let context { pa_context_unref(context) }
     }
 
     /// Disconnects the stream; no more peaks, no ``onEnd``. Safe to call twice.
@@ -114,6 +133,22 @@ public final class PeakMeter {
         tearDownStream()
         if case .ended = state { return }
         state = .ended("closed")
+        onClose.take()?()
+    }
+
+    // MARK: - A fed meter
+
+    /// A fed meter's next peak (linear, 1 = full scale); nothing once the meter has ended.
+    public func deliver(_ peak: Float) {
+        guard state == .measuring else { return }
+        peakCount += 1
+        onPeak(peak)
+    }
+
+    /// A fed meter's stream ended: ``onEnd`` is told, as when a recorded sink input goes away.
+    public func finish(_ reason: String) {
+        onClose = nil
+        end(reason)
     }
 
     // MARK: - Connecting
@@ -271,7 +306,7 @@ public final class PeakMeter {
         pa_stream_unref(stream)
     }
 
-    private var errorText: String { PulseConnection.errorText(context) }
+    private var errorText: String { context.map(PulseConnection.errorText) ?? "no server" }
 }
 
 // MARK: - C side

@@ -31,6 +31,9 @@ public protocol StreamServer: AnyObject {
     func connect()
     /// Calls `completion` once the server has answered every request sent so far.
     func drain(_ completion: @escaping () -> Void)
+    /// Lets go of what the backend holds outside the process, once the daemon is done (the ALSA
+    /// backend's socket file). A client of a sound server holds nothing there.
+    func stopServing()
 
     // MARK: What the daemon writes
 
@@ -48,6 +51,10 @@ public protocol StreamServer: AnyObject {
 
     /// Starts measuring a sink input's peaks (nil: it cannot be measured; the engine then takes it as audible).
     func meter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> PeakMeter?
+}
+
+extension StreamServer {
+    public func stopServing() {}
 }
 
 extension PulseConnection: StreamServer {}

@@ -22,7 +22,7 @@ case .version:
 case let .run(arguments):
     do {
         exit(try DaemonLaunch.run(policy: arguments.policy, socket: arguments.socket, verbose: arguments.verbose,
-                                  nowPlaying: arguments.nowPlaying))
+                                  backend: arguments.backend, nowPlaying: arguments.nowPlaying))
     } catch {
         // As `audio-policyd run` reports a failure to start (its argument parser's "Error: …").
         StandardStream.error.write("Error: \(error)\n")

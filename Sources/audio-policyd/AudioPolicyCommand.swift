@@ -23,6 +23,7 @@ struct AudioPolicyCommand: ParsableCommand {
             Soak.self,
             Check.self,
             Explain.self,
+            ALSAConfig.self,
         ]
     )
 }

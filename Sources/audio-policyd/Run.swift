@@ -10,7 +10,7 @@ import SessionBus
 /// `swift build` put it), `run` execs it with the same options: the same process (pid, descriptors,
 /// environment: systemd and the tests see no difference), without this binary's command-line tools
 /// mapped (README, Memory). Without it, the daemon runs in this process, the same code
-/// (``DaemonLaunch/run(policy:socket:verbose:nowPlaying:)``) either way.
+/// (``DaemonLaunch/run(policy:socket:verbose:backend:nowPlaying:)``) either way.
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: DaemonLaunch.abstract,
                                                     discussion: DaemonLaunch.discussion)
@@ -23,27 +23,36 @@ struct Run: ParsableCommand {
     @Flag(name: .shortAndLong, help: ArgumentHelp(DaemonLaunch.verboseHelp))
     var verbose = false
 
+    @Option(name: .long, help: ArgumentHelp(SoundBackend.help))
+    var backend: SoundBackend = .auto
+
     @Option(name: .long, help: ArgumentHelp(DaemonLaunch.nowPlayingHelp))
     var nowPlaying: NowPlayingName = .own
 
     func run() throws {
         let arguments = DaemonLaunch.Arguments(policy: policy, socket: control.socket, verbose: verbose,
-                                               nowPlaying: nowPlaying)
+                                               backend: backend, nowPlaying: nowPlaying)
         if let daemon = Self.daemonExecutable() {
             Self.exec(daemon, arguments.commandLine)
         }
-        let code = try DaemonLaunch.run(policy: policy, socket: control.socket, verbose: verbose, nowPlaying: nowPlaying)
+        let code = try DaemonLaunch.run(policy: policy, socket: control.socket, verbose: verbose, backend: backend,
+                                        nowPlaying: nowPlaying)
         if code != 0 { throw ExitCode(code) }
     }
 
     /// `audio-policyd-daemon` in this executable's folder, if it is there and may be run.
     static func daemonExecutable() -> String? {
+        guard let me = executablePath() else { return nil }
+        let daemon = me.pathFolder + "/" + DaemonLaunch.executableName
+        return access(daemon, X_OK) == 0 ? daemon : nil
+    }
+
+    /// This executable's path (`/proc/self/exe`).
+    static func executablePath() -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard count > 0 else { return nil }
-        let me = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let daemon = me.pathFolder + "/" + DaemonLaunch.executableName
-        return access(daemon, X_OK) == 0 ? daemon : nil
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Replaces this process by `executable` with `arguments`; returns only if that failed (said on
@@ -58,3 +67,4 @@ struct Run: ParsableCommand {
 }
 
 extension NowPlayingName: ExpressibleByArgument {}
+extension SoundBackend: ExpressibleByArgument {}

@@ -18,13 +18,17 @@ struct DaemonLaunchTests {
         #expect(try Arguments.parse(["-h"]) == .help)
         #expect(try Arguments.parse(["--verbose", "--help"]) == .help)
         #expect(try Arguments.parse(["--version"]) == .version)
+        #expect(try Arguments.parse(["--backend", "alsa"]) == .run(Arguments(backend: .alsa)))
+        #expect(try Arguments.parse(["--backend=pulse", "--backend", "auto"]) == .run(Arguments(backend: .auto)))
     }
 
     @Test("what it does not take is a usage error (exit 64) that names it",
           arguments: [(["--bogus"], "unknown option '--bogus'"), (["-x"], "unknown option '-x'"),
                       (["run"], "unexpected argument 'run'"), (["--policy"], "missing value for '--policy'"),
                       (["--socket", "--verbose"], "missing value for '--socket'"),
-                      (["--verbose=yes"], "'--verbose' takes no value")])
+                      (["--verbose=yes"], "'--verbose' takes no value"),
+                      (["--backend", "oss"], "unknown backend 'oss' (alsa, pulse or auto)"),
+                      (["--backend"], "missing value for '--backend'")])
     func rejects(_ arguments: [String], _ message: String) {
         #expect(throws: Arguments.UsageError(description: message)) { try Arguments.parse(arguments) }
         #expect(Arguments.UsageError.exitCode == 64)
@@ -33,7 +37,8 @@ struct DaemonLaunchTests {
     @Test("`audio-policyd run` hands its options over as a command line that parses back to them")
     func commandLineRoundTrips() throws {
         for arguments in [Arguments(), Arguments(verbose: true), Arguments(policy: "/p q.toml", socket: "-s"),
-                          Arguments(policy: "", socket: "/run/x=y", verbose: true)] {
+                          Arguments(policy: "", socket: "/run/x=y", verbose: true), Arguments(backend: .alsa),
+                          Arguments(backend: .pulse)] {
             #expect(try Arguments.parse(arguments.commandLine) == .run(arguments))
         }
     }

@@ -31,7 +31,7 @@ struct PolicyLoaderTests {
         #expect(policy.muteFade == 500)
         #expect(Set(policy.classes.keys)
             == ["primary", "call", "navigation", "short", "speech", "notification", "ambient", "mix"])
-        #expect(policy.rules.count == 18)
+        #expect(policy.rules.count == 26)
     }
 
     @Test func embeddedTextIsPoliciesDefaultToml() throws {
@@ -142,6 +142,20 @@ struct PolicyLoaderTests {
         .init(properties: ["media.role": "Music"], className: "primary", rule: "media roles"),
         .init(properties: ["media.role": "video"], className: "primary", rule: "media roles"),
         .init(properties: ["media.role": "Movie"], className: "primary", rule: "media roles"),
+        // ALSA with no sound server: the PCM's class hint (`alsa.class`) names the class, before any other rule
+        // (espeak-ng on audiopolicy_navigation is a prompt, not a screen reader).
+        .init(properties: ["alsa.class": "navigation", "application.process.binary": "espeak-ng"],
+              className: "navigation", rule: "ALSA class hint: navigation"),
+        .init(properties: ["alsa.class": "notification"], className: "notification", rule: "ALSA class hint: notification"),
+        .init(properties: ["alsa.class": "short"], className: "short", rule: "ALSA class hint: short"),
+        .init(properties: ["alsa.class": "speech"], className: "speech", rule: "ALSA class hint: speech"),
+        .init(properties: ["alsa.class": "call"], className: "call", rule: "ALSA class hint: call"),
+        .init(properties: ["alsa.class": "primary"], className: "primary", rule: "ALSA class hint: primary"),
+        .init(properties: ["alsa.class": "music"], className: "primary", rule: "ALSA class hint: primary"),
+        .init(properties: ["alsa.class": "ambient", "application.name": "mpv"], className: "ambient",
+              rule: "ALSA class hint: ambient"),
+        .init(properties: ["alsa.class": "mix"], className: "mix", rule: "ALSA class hint: mix"),
+        .init(properties: ["alsa.class": "karaoke", "application.process.binary": "aplay"], className: "ambient"),
         // No role, or an unknown one, and no player: the default class, no rule.
         .init(properties: ["application.name": "Firefox"], className: "ambient"),
         .init(properties: ["media.role": "karaoke"], className: "ambient"),

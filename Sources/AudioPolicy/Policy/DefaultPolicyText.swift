@@ -102,6 +102,49 @@ kind = "mix"
 # Rules, first match wins. Most apps send no role; `../shared/REAL-APPS.md` in the source has what
 # real apps send, and `audio-policyd explain -p KEY=VALUE` shows which rule a stream gets and why.
 
+# ALSA with no sound server: the PCM an app was opened on names its class (`audio-policyd alsa-config`
+# makes `audiopolicy_navigation` and the like; the plugin sends the PCM's `class` hint as `alsa.class`).
+# An integrator's routing says what the app is, so these come first.
+[[rule]]
+name = "ALSA class hint: mix"
+match = { "alsa.class" = "mix" }
+class = "mix"
+
+[[rule]]
+name = "ALSA class hint: call"
+match = { "alsa.class" = "call" }
+class = "call"
+
+[[rule]]
+name = "ALSA class hint: navigation"
+match = { "alsa.class" = "navigation" }
+class = "navigation"
+
+[[rule]]
+name = "ALSA class hint: notification"
+match = { "alsa.class" = "notification" }
+class = "notification"
+
+[[rule]]
+name = "ALSA class hint: speech"
+match = { "alsa.class" = "speech" }
+class = "speech"
+
+[[rule]]
+name = "ALSA class hint: short"
+match = { "alsa.class" = "short" }
+class = "short"
+
+[[rule]]
+name = "ALSA class hint: primary"
+match = { "alsa.class" = ["primary", "music"] }
+class = "primary"
+
+[[rule]]
+name = "ALSA class hint: ambient"
+match = { "alsa.class" = "ambient" }
+class = "ambient"
+
 # Infrastructure: combine sinks (`filter`), WirePlumber's role loopbacks, JACK clients on PipeWire,
 # OBS monitoring. Everything routed through them would be paused or ducked with them.
 [[rule]]

@@ -1,6 +1,7 @@
 import AudioPolicyDaemon
 import ControlProtocol
 import FoundationEssentials
+import FoundationGaps
 import Glibc
 
 /// A process the soak starts (the daemon, the restart command): `posix_spawn`ed with standard input

@@ -4,8 +4,8 @@ import EventLoop
 import Foundation
 import SoundServer
 
-/// A daemon on its own loop, connected to a ``FakeSoundServer``, with its journal and control socket in
-/// `directory`. No signals are caught and no session bus is used (without one, players are not paused).
+/// A daemon on its own loop, connected to a ``FakeSoundServer`` (or to what `makeServer` makes: the ALSA
+/// backend), with its journal and control socket in `directory`. No signals are caught and no session bus is used (without one, players are not paused).
 /// The test drives the loop with ``run(until:timeout:)``: the daemon's ramps step on real timers.
 final class DaemonOnFake {
     let loop = MainLoop()
@@ -13,13 +13,17 @@ final class DaemonOnFake {
     let journalPath: String
     private(set) var isReady = false
 
-    init(server: FakeSoundServer, directory: URL, name: String = "daemon") throws {
+    convenience init(server: FakeSoundServer, directory: URL, name: String = "daemon") throws {
+        try self.init(makeServer: server.connection(loop:), directory: directory, name: name)
+    }
+
+    init(makeServer: @escaping (MainLoop) -> any StreamServer, directory: URL, name: String = "daemon") throws {
         journalPath = directory.appendingPathComponent("journal").path
         var options = DaemonOptions(policy: .embeddedDefault, policyPath: nil,
                                     socketPath: directory.appendingPathComponent("\(name).socket").path, verbose: false)
         options.journalPath = journalPath
         options.raisePriority = false
-        daemon = Daemon(options: options, loop: loop, server: server.connection(loop:))
+        daemon = Daemon(options: options, loop: loop, server: makeServer)
         daemon.logLevel = .warning
         daemon.onReady = { [unowned self] in self.isReady = true }
         try daemon.start(handlingSignals: false)
@@ -35,15 +39,7 @@ final class DaemonOnFake {
     /// Iterates the loop until `condition` holds; false if it did not within `timeout` seconds.
     @discardableResult
     func run(until condition: () -> Bool, timeout: Double = 10) -> Bool {
-        let expired = Flag()
-        let deadline = MainLoop.Timer(loop: loop) { expired.isSet = true }
-        deadline.schedule(after: UInt64(timeout * 1_000_000))
-        defer { deadline.cancel() }
-        while !condition() {
-            if expired.isSet { return false }
-            loop.iterate(blocking: true)
-        }
-        return true
+        loop.iterate(until: condition, timeout: timeout)
     }
 
     /// Iterates the loop for `seconds`, whatever happens.
@@ -60,6 +56,23 @@ final class DaemonOnFake {
         case .empty, .corrupt: []
         case let .entries(entries), let .cutShort(entries): entries
         }
+    }
+
+}
+
+extension MainLoop {
+    /// Iterates the loop until `condition` holds; false if it did not within `timeout` seconds.
+    @discardableResult
+    func iterate(until condition: () -> Bool, timeout: Double = 10) -> Bool {
+        let expired = Flag()
+        let deadline = MainLoop.Timer(loop: self) { expired.isSet = true }
+        deadline.schedule(after: UInt64(timeout * 1_000_000))
+        defer { deadline.cancel() }
+        while !condition() {
+            if expired.isSet { return false }
+            iterate(blocking: true)
+        }
+        return true
     }
 
     private final class Flag {

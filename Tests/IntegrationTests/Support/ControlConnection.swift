@@ -1,4 +1,5 @@
 import ControlProtocol
+import FoundationGaps
 import Foundation
 
 /// One connection to the daemon's control socket, speaking JSON lines. Every read has a deadline, so

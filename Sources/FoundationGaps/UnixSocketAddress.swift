@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Glibc
 
-/// A filesystem `sockaddr_un`, for the control socket's server and clients.
+/// A filesystem `sockaddr_un`: the control socket's server and clients, the ALSA plugin's socket.
 public struct UnixSocketAddress {
     private var address = sockaddr_un()
 
@@ -22,18 +22,5 @@ public struct UnixSocketAddress {
         withUnsafePointer(to: address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-    }
-
-    /// A connected stream socket to `path`, or the reason it could not connect.
-    public static func connect(to path: String) throws -> Int32 {
-        let address = try UnixSocketAddress(path: path)
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw SystemCallError.current("socket") }
-        guard address.withSocketAddress({ Glibc.connect(fd, $0, $1) }) == 0 else {
-            let error = DaemonUnreachable(path: path, reason: String(cString: strerror(errno)))
-            Glibc.close(fd)
-            throw error
-        }
-        return fd
     }
 }

@@ -1,0 +1,292 @@
+@testable import ALSABackend
+import AudioPolicy
+@testable import AudioPolicyDaemon
+import EventLoop
+import Foundation
+import Glibc
+import SoundServer
+import Testing
+
+/// The ALSA backend on a real socket, with ``PluginClient`` in the plugin's place: what it reports to the
+/// daemon, what it sends the plugin, and a daemon on it ducking one client for another.
+@Suite("ALSA backend", .serialized)
+struct ALSAPluginServerTests {
+    /// A backend on its own loop and socket, recording what it reports.
+    final class Harness {
+        let loop = MainLoop()
+        let scratch: ScratchDirectory
+        let server: ALSAPluginServer
+        var states: [PulseConnection.State] = []
+        var added: [SinkInput] = []
+        var changed: [SinkInput] = []
+        var removed: [UInt32] = []
+        var captures: [SourceOutput] = []
+        var capturesRemoved: [UInt32] = []
+        var initialDeliveries = 0
+
+        init() throws {
+            scratch = try ScratchDirectory()
+            server = ALSAPluginServer(loop: loop, socketPath: scratch.url.appendingPathComponent("run/alsa").path,
+                                      rampMilliseconds: 15)
+            server.onStateChange = { [unowned self] in self.states.append($0) }
+            server.onInitialStreams = { [unowned self] in self.initialDeliveries += 1; #expect($0.isEmpty) }
+            server.onInitialCaptures = { [unowned self] in self.initialDeliveries += 1; #expect($0.isEmpty) }
+            server.onStreamAdded = { [unowned self] in self.added.append($0) }
+            server.onStreamChanged = { [unowned self] in self.changed.append($0) }
+            server.onStreamRemoved = { [unowned self] in self.removed.append($0) }
+            server.onCaptureAdded = { [unowned self] in self.captures.append($0) }
+            server.onCaptureRemoved = { [unowned self] in self.capturesRemoved.append($0) }
+            server.connect()
+            #expect(loop.iterate(until: { self.server.isReady }))
+        }
+
+        func client() throws -> PluginClient {
+            try PluginClient(path: server.socketPath, loop: loop)
+        }
+
+        /// A client whose stream has said HELLO and RUNNING, and the stream's index.
+        func playingClient() throws -> (PluginClient, UInt32) {
+            let client = try client()
+            client.send(PluginClient.hello())
+            client.send(PluginClient.state(.running))
+            let count = changed.count
+            #expect(run { self.changed.count == count + 1 })
+            return (client, try #require(added.last).index)
+        }
+
+        @discardableResult
+        func run(until condition: () -> Bool) -> Bool {
+            loop.iterate(until: condition, timeout: 5)
+        }
+    }
+
+    @Test("connect: .ready, the empty initial lists, then a 0600 socket; stopServing removes it")
+    func ready() throws {
+        let harness = try Harness()
+        #expect(harness.states == [.connecting, .ready])
+        #expect(harness.initialDeliveries == 2)
+        #expect(harness.server.serverDescription == "alsa (audio-policyd plugin)")
+        var info = stat()
+        #expect(stat(harness.server.socketPath, &info) == 0)
+        #expect(info.st_mode & S_IFMT == S_IFSOCK && info.st_mode & 0o777 == 0o600)
+        harness.server.stopServing()
+        #expect(access(harness.server.socketPath, F_OK) != 0)
+    }
+
+    @Test("a stale socket file is replaced at start")
+    func staleSocket() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.url.appendingPathComponent("alsa").path
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("stale".utf8)))
+        let loop = MainLoop()
+        let server = ALSAPluginServer(loop: loop, socketPath: path, rampMilliseconds: 15)
+        server.connect()
+        #expect(loop.iterate(until: { server.isReady }, timeout: 5))
+        #expect(try PluginClient(path: path, loop: loop).fd >= 0)
+    }
+
+    @Test("HELLO makes a sink input: pid by SO_PEERCRED, binary, app name (else the binary), class hint; RUNNING uncorks; EOF ends it")
+    func streamLifecycle() throws {
+        let harness = try Harness()
+        let client = try harness.client()
+        client.send(.format(.init(rate: 48000, channels: 2, sampleFormat: .s16, bufferFrames: 4096, periodFrames: 1024)))
+        harness.run(for: 0.05)
+        #expect(harness.added.isEmpty, "nothing is a stream before its HELLO")
+        client.send(PluginClient.hello(binary: "aplay", classHint: "navigation"))
+        #expect(harness.run { harness.added.count == 1 })
+        let input = try #require(harness.added.first)
+        #expect(input.properties["application.process.id"] == String(getpid()))
+        #expect(input.processBinary == "aplay" && input.applicationName == "aplay")
+        #expect(input.properties["alsa.class"] == "navigation")
+        #expect(input.corked && input.volume.values == [ChannelVolumes.norm] && !input.muted)
+        #expect(harness.run { client.received == [.meter(intervalMilliseconds: ALSAPluginServer.idleInterval)] })
+
+        client.send(PluginClient.state(.prepared))
+        client.send(PluginClient.state(.running))
+        #expect(harness.run { harness.changed.last?.corked == false })
+        #expect(harness.changed.count == 1, "prepared is as corked as setup: no change")
+
+        let named = try harness.client()
+        named.send(PluginClient.hello(binary: "mpv", application: "Music Box"))
+        #expect(harness.run { harness.added.count == 2 })
+        #expect(harness.added[1].applicationName == "Music Box" && harness.added[1].properties["alsa.class"] == nil)
+        #expect(harness.added[1].index != input.index)
+
+        client.close()
+        #expect(harness.run { harness.removed == [input.index] })
+        named.send(PluginClient.state(.closed))
+        #expect(harness.run { harness.removed == [input.index, harness.added[1].index] })
+        let again = try harness.client()
+        again.send(PluginClient.hello())
+        #expect(harness.run { harness.added.count == 3 })
+        #expect(!harness.added.prefix(2).map(\.index).contains(harness.added[2].index), "indexes are never reused")
+    }
+
+    @Test("a capture PCM is a capture, recording while it runs")
+    func capture() throws {
+        let harness = try Harness()
+        let client = try harness.client()
+        client.send(PluginClient.hello(binary: "arecord", direction: .capture))
+        #expect(harness.run { harness.captures.count == 1 })
+        #expect(harness.added.isEmpty && harness.captures[0].corked && !harness.captures[0].isMonitor)
+        client.close()
+        #expect(harness.run { harness.capturesRemoved == [harness.captures[0].index] })
+    }
+
+    @Test("setVolume sends SET_GAIN (linear amplitude, the daemon's step as the ramp) and echoes it as ours; setMute sends MUTE")
+    func writes() throws {
+        let harness = try Harness()
+        let client = try harness.client()
+        client.send(PluginClient.hello())
+        #expect(harness.run { harness.added.count == 1 })
+        let index = harness.added[0].index
+        let ducked = ChannelVolumes(values: [ChannelVolumes.norm], channelMap: [0]).scaled(by: 0.1)
+        harness.server.setVolume(index: index, volumes: ducked)
+        #expect(harness.changed.isEmpty, "the echo comes on a later turn, not inside the call")
+        #expect(harness.run { client.lastGain != nil && harness.changed.count == 1 })
+        let gain = try #require(client.lastGain)
+        #expect(abs(gain.gain - 0.1) < 0.001 && gain.ramp == 15)
+        #expect(harness.changed[0].levelChange == .ours && harness.changed[0].volume == ducked)
+
+        harness.server.setVolume(index: index, volumes: ChannelVolumes(values: [0x20000, 0x20000]))
+        #expect(harness.run { harness.changed.count == 2 })
+        #expect(client.lastGain?.gain == 1, "never above unity")
+
+        harness.server.setMute(index: index, muted: true)
+        #expect(harness.run { client.received.last == .mute(true, fadeMilliseconds: ALSAPluginServer.muteFade) })
+        #expect(harness.run { harness.changed.count == 3 })
+        #expect(harness.changed[2].muted && harness.changed[2].levelChange == .ours)
+
+        var errors: [String] = []
+        harness.server.onError = { errors.append($0) }
+        harness.server.setVolume(index: 999, volumes: ducked)
+        #expect(errors.count == 1)
+    }
+
+    @Test("meter: METER at the feed's interval, peaks after the gain, back to idle reporting when closed")
+    func metering() throws {
+        let harness = try Harness()
+        let (client, index) = try harness.playingClient()
+        var peaks: [Float] = []
+        let meter = try #require(harness.server.meter(sinkInput: index, sink: 0) { peaks.append($0) })
+        #expect(harness.run { client.received.last == .meter(intervalMilliseconds: PeakFeed.interval) })
+        client.send(.peak(.init(peakIn: 0.5, peakOut: 0.05, frames: 7200, position: 7200)))
+        #expect(harness.run { peaks == [0.05] })
+        meter.close()
+        #expect(harness.run { client.received.last == .meter(intervalMilliseconds: ALSAPluginServer.idleInterval) })
+        client.send(.peak(.init(peakIn: 0.5, peakOut: 0.5, frames: 7200, position: 14400)))
+        harness.run(for: 0.1)
+        #expect(peaks == [0.05])
+    }
+
+    @Test("a stalled running stream (no PEAK) reads as silence after three intervals; control: reports keep it quiet")
+    func stall() throws {
+        let harness = try Harness()
+        let (client, index) = try harness.playingClient()
+        var peaks: [Float] = []
+        let meter = harness.server.meter(sinkInput: index, sink: 0) { peaks.append($0) }
+        // Control: reports every interval, no silence is made up.
+        for _ in 0..<5 {
+            client.send(.peak(.init(peakIn: 0.5, peakOut: 0.5, frames: 7200, position: 0)))
+            harness.run(for: Double(PeakFeed.interval) / 1000)
+        }
+        #expect(!peaks.isEmpty && !peaks.contains(0))
+        peaks = []
+        #expect(harness.run { peaks.contains(0) })
+        _ = meter
+    }
+
+    @Test("garbage is ignored without dropping the daemon; a connection that keeps sending it is closed")
+    func garbage() throws {
+        let harness = try Harness()
+        let client = try harness.client()
+        client.send(PluginClient.hello())
+        #expect(harness.run { harness.added.count == 1 })
+        for byte in 0..<10 { client.send(bytes: [UInt8](repeating: UInt8(byte), count: 24)) }
+        client.send(bytes: Array(repeating: 0xff, count: 300))
+        client.send(PluginClient.state(.running))
+        #expect(harness.run { harness.changed.count == 1 }, "a good packet after garbage is still taken")
+        #expect(!client.closedByDaemon)
+        for _ in 0...ALSAPluginConnectionLimits.malformed { client.send(bytes: [1, 99, 4, 0]) }
+        #expect(harness.run { client.closedByDaemon && harness.removed.count == 1 })
+        // The backend serves on.
+        let next = try harness.client()
+        next.send(PluginClient.hello())
+        #expect(harness.run { harness.added.count == 2 })
+    }
+
+    @Test("a connection that floods valid packets (over the limit in a second) is closed; control: a burst under it is not")
+    func flood() throws {
+        let harness = try Harness()
+        let (client, _) = try harness.playingClient()
+        let peak = PluginMessage.peak(.init(peakIn: 0.1, peakOut: 0.1, frames: 480, position: 0))
+        // In chunks the socket buffer holds, read in between (a full buffer would drop the client's sends).
+        func burst(_ count: Int) {
+            for start in stride(from: 0, to: count, by: 100) {
+                for _ in start..<min(count, start + 100) { client.send(peak) }
+                harness.run(for: 0.005)
+            }
+        }
+        burst(200)
+        harness.run(for: 0.05)
+        #expect(!client.closedByDaemon)
+        burst(PluginConnection.floodLimit)
+        #expect(harness.run { client.closedByDaemon && harness.removed.count == 1 })
+    }
+
+    @Test("nothing is saved on ALSA: no entries, and a write is taken doing nothing")
+    func savedEntries() throws {
+        let harness = try Harness()
+        var entries: [StreamRestoreEntry]?
+        var taken: Bool?
+        harness.server.readSavedEntries { entries = $0 }
+        harness.server.writeSavedEntry(name: "x", volume: ChannelVolumes(values: [1]), muted: false, device: nil) { taken = $0 }
+        #expect(entries == nil && taken == nil, "answered on a later turn")
+        #expect(harness.run { entries != nil && taken != nil })
+        #expect(entries == [] && taken == true)
+    }
+
+    @Test("the daemon on ALSA: a navigation prompt ducks an ambient stream through SET_GAIN, and its end restores it")
+    func daemonDucks() throws {
+        let scratch = try ScratchDirectory()
+        let socket = scratch.url.appendingPathComponent("alsa").path
+        let daemon = try DaemonOnFake(makeServer: { loop in
+            ALSAPluginServer(loop: loop, socketPath: socket, rampMilliseconds: UInt32(RampStepper.stepInterval))
+        }, directory: scratch.url)
+        #expect(daemon.run(until: { daemon.isReady }))
+        #expect(daemon.daemon.connectedServer == "alsa (audio-policyd plugin)")
+        let music = try PluginClient(path: socket, loop: daemon.loop)
+        music.send(PluginClient.hello(binary: "aplay"))
+        music.send(PluginClient.state(.running))
+        #expect(daemon.run(until: { daemon.daemon.liveStreamCount == 1 }))
+        // Control: nothing interrupts it, nothing is sent but the idle METER.
+        daemon.run(for: 0.3)
+        #expect(music.lastGain == nil)
+
+        // Another process (the engine never lets an app, told by its pid, interrupt itself): a
+        // navigation prompt, by the PCM's class hint.
+        let prompt = try PluginChild(path: socket, messages: [PluginClient.hello(binary: "espeak-ng", classHint: "navigation"),
+                                                              PluginClient.state(.running)])
+        #expect(daemon.run(until: { (music.lastGain?.gain ?? 1) < 0.11 }, timeout: 3), "ducked to -20 dB")
+        let steps = music.received.filter { if case .setGain = $0 { true } else { false } }.count
+        #expect(steps > 5, "the duck is ramped in the daemon's steps, each ramped by the plugin")
+        #expect(music.lastGain?.ramp == UInt32(RampStepper.stepInterval))
+        prompt.close()
+        #expect(daemon.run(until: { music.lastGain?.gain == 1 }, timeout: 5), "restored when the prompt ends")
+        prompt.close()
+        music.close()
+    }
+}
+
+/// The connection limits, by a name the tests read.
+enum ALSAPluginConnectionLimits {
+    static let malformed = PluginConnection.malformedLimit
+}
+
+extension ALSAPluginServerTests.Harness {
+    func run(for seconds: Double) {
+        let start = MainLoop.monotonicMicroseconds()
+        // The deadline ends the wait: the loop may have nothing else to wake it.
+        loop.iterate(until: { MainLoop.monotonicMicroseconds() - start >= UInt64(seconds * 1_000_000) }, timeout: seconds)
+    }
+}
