@@ -52,3 +52,36 @@ extension MPRISTests {
         #expect(try mpv.status() == "Playing", "paused although nothing could name its player")
     }
 }
+
+// MARK: - playerctld beside the daemon
+
+extension MPRISTests {
+    @Test("playerctld beside the daemon changes nothing: it is never taken for a player, and media keys through it or us reach mpv once",
+          .disabled(if: !SessionBus.installed("playerctld"), "playerctld is not installed (Debian: playerctl)"))
+    func playerctldIsIgnored() throws {
+        let mpv = try startMPV()
+        let playerctld = try start(["playerctld"])
+        try changes.await("playerctld on the bus", timeout: 5) { () throws -> Probe<Void> in
+            if let code = playerctld.exitCode { throw CommandFailure(description: "playerctld exited with \(code)") }
+            // `playerctl -l` leaves playerctld out: ask the bus.
+            return SessionBus.pid(of: "org.mpris.MediaPlayer2.playerctld") != nil ? .done(()) : .waiting("not yet")
+        }
+        let daemon = try startDaemon()
+        try awaitNowPlaying(mpv, daemon)
+        // Control: the daemon does take in the real player it sees.
+        #expect(daemon.log.contains { $0.contains("player \(mpv.busName) appeared") })
+        #expect(!daemon.log.contains { $0.contains("org.mpris.MediaPlayer2.playerctld") }, "playerctld taken for a player")
+        let mark = daemon.logCount
+
+        // playerctld follows the most recent player (ours or mpv): either way the key ends at mpv once.
+        try SessionBus.playerctl("playerctld", "pause")
+        try mpv.awaitStatus("Paused", timeout: 4)
+        try SessionBus.playerctl("audiopolicy", "play")
+        try mpv.awaitStatus("Playing", timeout: 4)
+        try expectStays(mpv, "Playing", for: 1, "a forwarded key came back round")
+        let forwarded = daemon.log.dropFirst(mark).filter { $0.contains("now playing: ") && $0.contains(" -> ") }
+        #expect(forwarded.allSatisfy { $0.hasSuffix("-> \(mpv.busName)") }, "\(forwarded)")
+        #expect(forwarded.count <= 2, "keys went round: \(forwarded)")
+        #expect(daemon.problems.isEmpty, "\(daemon.problems)")
+    }
+}
