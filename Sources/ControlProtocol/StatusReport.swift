@@ -30,6 +30,9 @@ public struct StatusReport: Codable, Hashable, Sendable {
         public var settles: Int? = nil
         /// The sandboxed app's Flatpak id or Snap name, when it runs in one.
         public var appID: String? = nil
+        /// The MPRIS bus name (or hook claim) of the player that plays it; none means it is faded and
+        /// muted rather than paused (what `doctor` reports).
+        public var player: String? = nil
 
         /// Every field, like the memberwise initializer (which is internal to this module).
         package init(
