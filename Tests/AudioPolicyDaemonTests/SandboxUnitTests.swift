@@ -28,6 +28,16 @@ import Testing
         #expect(Self.identify(500, "mpv") == Sandbox.Identity(hostPID: 500))
         // Control: no binary named, an existing host pid is trusted (today's behaviour).
         #expect(Self.identify(2, nil) == Sandbox.Identity(hostPID: 2))
+        // Control: no sandbox has a process at that pid running the binary: the pid is taken as it is.
+        #expect(Self.identify(2, "vlc") == Sandbox.Identity(hostPID: 2))
+    }
+
+    @Test("the binary is the executable's name: paplay (a symlink to pacat) is pacat; a sandbox is not looked for")
+    func executables() {
+        let table = Self.host + [Sandbox.Process(pid: 700, name: "paplay", nsPIDs: [700], executable: "pacat")]
+        #expect(Self.identify(700, "pacat", table: table) == Sandbox.Identity(hostPID: 700))
+        #expect(Sandbox.Process(pid: 700, name: "paplay", nsPIDs: [700], executable: "pacat").runs("pacat"))
+        #expect(!Sandbox.Process(pid: 700, name: "paplay", nsPIDs: [700], executable: "pacat").runs("mpv"))
     }
 
     @Test("two sandboxes with the binary at one inner pid give no host pid, but their common app id")

@@ -26,18 +26,27 @@ public enum Sandbox {
         }
     }
 
-    /// What is read of one process from `/proc/PID/status`.
+    /// What is read of one process from `/proc/PID/status` and `/proc/PID/exe`.
     public struct Process: Hashable, Sendable {
         public var pid: Int32
-        /// `Name:`, the command name (at most 15 bytes).
+        /// `Name:`, the command name (at most 15 bytes; argv[0]'s, so `paplay` for pacat's symlink).
         public var name: String
         /// `NSpid:`, from the reader's namespace to the innermost; one entry for a process not nested.
         public var nsPIDs: [Int32]
+        /// The executable's file name (libpulse's `application.process.binary` is this), when readable.
+        public var executable: String?
 
-        public init(pid: Int32, name: String, nsPIDs: [Int32]) {
+        public init(pid: Int32, name: String, nsPIDs: [Int32], executable: String? = nil) {
             self.pid = pid
             self.name = name
             self.nsPIDs = nsPIDs
+            self.executable = executable
+        }
+
+        /// Whether it runs `binary`: its executable's name, or its command name (cut at 15 bytes).
+        public func runs(_ binary: String) -> Bool {
+            let base = binary.split(separator: "/").last.map(String.init) ?? binary
+            return executable == base || Sandbox.runs(name, base)
         }
     }
 
@@ -47,21 +56,22 @@ public enum Sandbox {
     /// there are: pure, so it is tested with made-up tables.
     ///
     /// `pid` is a host process when it exists in our namespace, is not nested, and runs `binary` (when
-    /// the stream names one). Otherwise it is a sandbox's pid: the host processes whose innermost pid
-    /// is `pid` and that run `binary` are its candidates; one of them gives the host pid, several with
-    /// one app id still give the app id.
+    /// the stream names one). Otherwise the host processes whose innermost pid is `pid` and that run
+    /// `binary` are its sandbox's candidates: one gives the host pid, several with one app id still
+    /// give the app id. With none, `pid` is taken as it is (as before: nothing better is known).
     public static func identify(pid: Int32, binary: String?, process: (Int32) -> Process?,
                                 all: () -> [Process], appID: (Int32) -> String?) -> Identity {
-        if let own = process(pid), own.nsPIDs.count <= 1, binary.map({ runs(own.name, $0) }) ?? true {
+        let own = process(pid)
+        if let own, own.nsPIDs.count <= 1, binary.map(own.runs) ?? true {
             return Identity(hostPID: pid, appID: appID(pid))
         }
         let candidates = all().filter { candidate in
-            candidate.nsPIDs.count > 1 && candidate.nsPIDs.last == pid
-                && (binary.map { runs(candidate.name, $0) } ?? true)
+            candidate.nsPIDs.count > 1 && candidate.nsPIDs.last == pid && (binary.map(candidate.runs) ?? true)
         }
         if candidates.count == 1, let host = candidates.first?.pid {
             return Identity(hostPID: host, sandboxPID: pid, appID: appID(host))
         }
+        guard !candidates.isEmpty else { return Identity(hostPID: pid, appID: own == nil ? nil : appID(pid)) }
         let ids = Set(candidates.map { appID($0.pid) })
         return Identity(sandboxPID: pid, appID: ids.count == 1 ? ids.first! : nil)
     }
@@ -115,8 +125,15 @@ public enum Sandbox {
 
     /// `/proc/PID/status`, read.
     public static func process(_ pid: Int32) -> Process? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        return parseStatus(text, pid: pid)
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              var process = parseStatus(text, pid: pid) else { return nil }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
+        if count > 0 {
+            let path = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            process.executable = path.split(separator: "/").last.map(String.init)
+        }
+        return process
     }
 
     /// Every process in `/proc`.
