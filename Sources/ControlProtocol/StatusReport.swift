@@ -28,6 +28,11 @@ public struct StatusReport: Codable, Hashable, Sendable {
         public var target: Double? = nil
         /// When it gets there: milliseconds on the daemon's clock, the `at` of event lines.
         public var settles: Int? = nil
+        /// The sandboxed app's Flatpak id or Snap name, when it runs in one.
+        public var appID: String? = nil
+        /// The MPRIS bus name (or hook claim) of the player that plays it; none means it is faded and
+        /// muted rather than paused (what `doctor` reports).
+        public var player: String? = nil
 
         /// Every field, like the memberwise initializer (which is internal to this module).
         package init(
@@ -72,6 +77,8 @@ public struct StatusReport: Codable, Hashable, Sendable {
         public var claim: String? = nil
         /// The engine's id of the owner: a sink input's index, a hook's or a claim's token (fixtures' ids).
         public var stream: String? = nil
+        /// The sandboxed app's Flatpak id or Snap name, when it runs in one (`pid` is then its host pid).
+        public var appID: String? = nil
 
         /// Every field, like the memberwise initializer (which is internal to this module).
         package init(
@@ -111,5 +118,14 @@ public struct StatusReport: Codable, Hashable, Sendable {
         self.policy = policy
         self.server = server
         self.decisions = decisions
+    }
+}
+
+extension StatusReport {
+    /// An app's name for people: `mpv`, or `mpv [io.mpv.Mpv]` for a sandboxed one (its app id is what
+    /// rules and the user know it by; a sandbox's own pid is never shown).
+    public static func label(application: String, appID: String?) -> String {
+        guard let appID, appID != application else { return application }
+        return "\(application) [\(appID)]"
     }
 }

@@ -12,6 +12,7 @@ struct AudioPolicyCommand: ParsableCommand {
             Run.self,
             Status.self,
             NowPlaying.self,
+            Doctor.self,
             Monitor.self,
             Interrupt.self,
             Top.self,

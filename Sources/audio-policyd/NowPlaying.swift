@@ -19,7 +19,7 @@ struct NowPlaying: ParsableCommand {
 
     @OptionGroup var control: SocketOption
 
-    @Flag(name: .long, help: "Print JSON: the owner (application, pid, index, player, identity, playbackStatus, title, artist, claim) or null.")
+    @Flag(name: .long, help: "Print JSON: the owner (application, appID, pid, index, player, identity, playbackStatus, title, artist, claim) or null.")
     var json = false
 
     @Option(name: .long, help: "Send a media key to the owner: play-pause, play, pause, stop, next or previous.")
@@ -58,7 +58,7 @@ struct NowPlaying: ParsableCommand {
             print("nobody")
             return
         }
-        var first = owner.application
+        var first = StatusReport.label(application: owner.application, appID: owner.appID)
         if let pid = owner.pid { first += " (pid \(pid))" }
         if let index = owner.index { first += ", stream \(index)" }
         print(first)

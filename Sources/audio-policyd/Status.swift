@@ -24,10 +24,11 @@ struct Status: ParsableCommand {
         }
         print("policy: \(status.policy)")
         print("server: \(status.server ?? "not connected")")
-        print("now playing: \(status.nowPlaying.map { "\($0.application)\($0.pid.map { " (pid \($0))" } ?? "")\($0.player.map { " through \($0)" } ?? "")" } ?? "nobody")")
+        print("now playing: \(status.nowPlaying.map { "\(StatusReport.label(application: $0.application, appID: $0.appID))\($0.pid.map { " (pid \($0))" } ?? "")\($0.player.map { " through \($0)" } ?? "")" } ?? "nobody")")
         let header = ["INDEX", "APPLICATION", "ROLE", "CLASS", "STATE", "SOUND", "FACTOR", "RULE"]
         let rows = status.streams.map { stream in
-            [stream.index.map(String.init) ?? stream.hook ?? "-", stream.application, stream.role ?? "-",
+            [stream.index.map(String.init) ?? stream.hook ?? "-",
+             StatusReport.label(application: stream.application, appID: stream.appID), stream.role ?? "-",
              stream.class + (stream.spoken ? " (spoken)" : ""),
              stream.state.rawValue + (stream.muted ? " (muted)" : ""),
              Self.sound(stream),

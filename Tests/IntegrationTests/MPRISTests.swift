@@ -60,8 +60,9 @@ final class MPRISTests {
     }
 
     /// mpv playing `tone` (the music, by default), its MPRIS name on the bus and its stream on the server.
-    func startMPV(_ tone: Tone = .music, scripts: [String] = [], options: [String] = []) throws -> MPV {
-        let mpv = try MPV(tone, scripts: scripts, options: options, changes: changes)
+    func startMPV(_ tone: Tone = .music, scripts: [String] = [], options: [String] = [],
+                  sandbox: FlatpakSandbox? = nil) throws -> MPV {
+        let mpv = try MPV(tone, scripts: scripts, options: options, sandbox: sandbox, changes: changes)
         mpvs.append(mpv)
         try mpv.awaitStream()
         try mpv.awaitStatus("Playing")

@@ -17,7 +17,9 @@ TEST_PACKAGES=(libasound2-dev libasound2-plugins alsa-utils pipewire pipewire-pu
                # soundtrack) and alure's utilities (alurestream plays a file through OpenAL Soft).
                libsdl2-tests alure-utils
                # Timeline pictures (TimelineTests): render the SVG to PNG and decode it to check it is drawn.
-               librsvg2-bin netpbm)
+               librsvg2-bin netpbm
+               # Sandboxed apps (SandboxTests): a Flatpak-like sandbox, its bus through the proxy Flatpak uses.
+               bubblewrap xdg-dbus-proxy)
 
 install_missing() {
     local missing=()

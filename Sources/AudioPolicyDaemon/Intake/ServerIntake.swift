@@ -1,6 +1,7 @@
 import AudioPolicy
 import EventLoop
 import Logging
+import SessionBus
 import SoundServer
 
 /// The sound server as a source of engine events: connecting and reconnecting, and turning its news of
@@ -35,6 +36,8 @@ final class ServerIntake {
     private var recordingCaptures: Set<UInt32> = []
     /// Sinks (outputs) the engine has been told of.
     private var sinks: Set<UInt32> = []
+    /// Sandboxed apps' streams, with the identity their properties do not tell.
+    private var sandboxed = SandboxedStreams()
 
     init(loop: MainLoop, log: Logger, makeServer: @escaping (MainLoop) -> any StreamServer, actuation: Actuation,
          players: MediaPlayers) {
@@ -53,9 +56,9 @@ final class ServerIntake {
         }
         let server = makeServer(loop)
         server.onStateChange = { [unowned self] state in self.stateChanged(state) }
-        server.onInitialStreams = { [unowned self] inputs in self.reconcile(with: inputs) }
-        server.onStreamAdded = { [unowned self] input in self.streamAdded(input) }
-        server.onStreamChanged = { [unowned self] input in self.streamChanged(input) }
+        server.onInitialStreams = { [unowned self] inputs in self.reconcile(with: inputs.map(self.identified)) }
+        server.onStreamAdded = { [unowned self] input in self.streamAdded(self.identified(input)) }
+        server.onStreamChanged = { [unowned self] input in self.streamChanged(self.identified(input)) }
         server.onStreamRemoved = { [unowned self] index in self.streamRemoved(index) }
         server.onInitialCaptures = { [unowned self] captures in captures.forEach(self.captureChanged) }
         server.onCaptureAdded = { [unowned self] capture in self.captureChanged(capture) }
@@ -117,6 +120,14 @@ final class ServerIntake {
 
     // MARK: - Sink inputs
 
+    /// A sink input as the server tells it, with a sandboxed app's real identity.
+    private func identified(_ input: SinkInput) -> SinkInput {
+        sandboxed.identified(input) { identity in
+            let host = identity.hostPID.map { "host pid \($0)" } ?? "no single host process"
+            log.info("stream \(input.index): sandboxed app \(identity.appID ?? "of unknown id") (\(host); pid \(identity.sandboxPID ?? 0) in its sandbox)")
+        }
+    }
+
     private func streamAdded(_ input: SinkInput) {
         guard actuation.streams[input.index] == nil else { return streamChanged(input) }
         let id = StreamID(sinkInput: input.index)
@@ -155,6 +166,7 @@ final class ServerIntake {
         actuation.meters.stop(index)
         feed(.streamEnded(StreamID(sinkInput: index)))
         players.streamEnded(index)
+        sandboxed.forget(index)
         actuation.streamEnded(index)
         onStreamEnded(input)
     }

@@ -18,7 +18,8 @@ extension MediaPlayers {
         let all = candidates
         var origin = StreamOrigin(input.properties)
         let player = all.isEmpty ? nil
-            : PlayerMatch.player(lineages: origin.readLineages(), appIDs: origin.appIDs, among: all)
+            : PlayerMatch.player(lineages: origin.readLineages(), appIDs: origin.appIDs, sandboxPID: origin.sandboxPID,
+                                     among: all)
         origin.player = player
         origins[input.index] = origin
         if let player { log.debug("stream \(input.index): played by \(player)") }
@@ -37,7 +38,8 @@ extension MediaPlayers {
         for index in origins.keys.sorted() {
             guard var origin = origins[index] else { continue }
             let player = all.isEmpty ? nil
-                : PlayerMatch.player(lineages: origin.readLineages(), appIDs: origin.appIDs, among: all)
+                : PlayerMatch.player(lineages: origin.readLineages(), appIDs: origin.appIDs, sandboxPID: origin.sandboxPID,
+                                     among: all)
             let changed = player != origin.player
             origin.player = player
             origins[index] = origin

@@ -14,13 +14,16 @@ public enum PlayerMatch {
         public var player: PlayerID
         /// The pid the bus reports for the player's connection.
         public var pid: Int32?
-        /// App ids it goes by: its Flatpak id, its `DesktopEntry`.
+        /// App ids it goes by: its Flatpak id or Snap name, its `DesktopEntry`.
         public var appIDs: Set<String>
+        /// The pid in its name's instance suffix (`mpv.instance2`): a sandboxed player's pid in its sandbox.
+        public var instance: Int32?
 
-        public init(player: PlayerID, pid: Int32?, appIDs: Set<String> = []) {
+        public init(player: PlayerID, pid: Int32?, appIDs: Set<String> = [], instance: Int32? = nil) {
             self.player = player
             self.pid = pid
             self.appIDs = appIDs
+            self.instance = instance
         }
     }
 
@@ -45,7 +48,10 @@ public enum PlayerMatch {
 
     /// The player for a stream whose process lineages (each nearest first, as
     /// ``ProcessTree/lineage(of:limit:parent:)`` gives them) and app ids are known; nil if none plays it.
-    public static func player(lineages: [[Int32]], appIDs: Set<String>, among candidates: [Candidate]) -> PlayerID? {
+    /// Between players of one app id, the one whose instance suffix is the stream's pid in its sandbox
+    /// wins (two sandboxed instances of one app).
+    public static func player(lineages: [[Int32]], appIDs: Set<String>, sandboxPID: Int32? = nil,
+                              among candidates: [Candidate]) -> PlayerID? {
         var best: (depth: Int, player: PlayerID)?
         for candidate in candidates {
             guard let pid = candidate.pid, pid > 1 else { continue }
@@ -58,7 +64,9 @@ public enum PlayerMatch {
         }
         if let best { return best.player }
         guard !appIDs.isEmpty else { return nil }
-        return candidates.first { !$0.appIDs.isDisjoint(with: appIDs) }?.player
+        let sharing = candidates.filter { !$0.appIDs.isDisjoint(with: appIDs) }
+        let instance = sandboxPID.flatMap { pid in sharing.first { $0.instance == pid } }
+        return (instance ?? sharing.first)?.player
     }
 }
 
@@ -69,8 +77,8 @@ extension MPRISPlayer {
     /// Matching facts for ``PlayerMatch``.
     var candidate: PlayerMatch.Candidate {
         var ids = Set<String>()
-        if let flatpakID { ids.insert(flatpakID) }
+        if let appID { ids.insert(appID) }
         if let desktopEntry, !desktopEntry.isEmpty { ids.insert(desktopEntry) }
-        return PlayerMatch.Candidate(player: id, pid: pid, appIDs: ids)
+        return PlayerMatch.Candidate(player: id, pid: pid, appIDs: ids, instance: Sandbox.instancePID(busName: busName))
     }
 }

@@ -10,12 +10,15 @@ struct StreamOrigin {
     var pids: [Int32]
     var lineages: [[Int32]]?
     var appIDs: Set<String>
+    /// The app's pid inside its sandbox, when it runs in one (``SandboxedStreams``).
+    var sandboxPID: Int32?
     /// The player it is mapped to now: what the engine was told.
     var player: PlayerID?
 
     init(_ properties: Properties) {
         pids = PlayerMatch.pids(in: properties)
         appIDs = PlayerMatch.appIDs(in: properties)
+        sandboxPID = properties[SandboxedStreams.sandboxPIDKey].flatMap { Int32($0) }
     }
 
     mutating func readLineages() -> [[Int32]] {

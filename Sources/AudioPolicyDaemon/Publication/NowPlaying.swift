@@ -12,6 +12,7 @@ final class NowPlaying {
         var id: StreamID
         var application: String
         var pid: Int?
+        var appID: String?
     }
 
     var log: Logger
@@ -64,7 +65,8 @@ final class NowPlaying {
     /// A sink input ended: who it was is kept for a while.
     func streamEnded(_ input: SinkInput) {
         let name = input.applicationName ?? input.processBinary ?? "stream \(input.index)"
-        ended.append(EndedStream(id: StreamID(sinkInput: input.index), application: name, pid: input.processID))
+        ended.append(EndedStream(id: StreamID(sinkInput: input.index), application: name, pid: input.processID,
+                                 appID: input.properties[SandboxedStreams.appIDKey]))
         if ended.count > Self.endedKept { ended.removeFirst() }
     }
 
@@ -97,8 +99,10 @@ final class NowPlaying {
         } else if let index = actuation.index(of: id), let live = actuation.streams[index] {
             owner = StatusReport.Owner(application: live.input.applicationName ?? live.input.processBinary ?? "stream \(index)",
                                        pid: live.input.processID, index: index)
+            owner.appID = live.input.properties[SandboxedStreams.appIDKey]
         } else if let name = ended.last(where: { $0.id == id }) {
             owner = StatusReport.Owner(application: name.application, pid: name.pid, index: nil)
+            owner.appID = name.appID
         } else {
             owner = StatusReport.Owner(application: id.rawValue, pid: nil, index: nil)
         }
@@ -114,7 +118,7 @@ final class NowPlaying {
     }
 
     private static func describe(_ owner: StatusReport.Owner) -> String {
-        var text = owner.application
+        var text = StatusReport.label(application: owner.application, appID: owner.appID)
         if let pid = owner.pid { text += " (pid \(pid))" }
         if let player = owner.player { text += " through \(player)" }
         if let claim = owner.claim { text += " (claimed: \(claim))" }

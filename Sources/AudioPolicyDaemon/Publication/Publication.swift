@@ -81,7 +81,7 @@ final class Publication {
         reading.engine.snapshot(at: clock.now).map { status -> StatusReport.Stream in
             let index = UInt32(status.id)
             let live = index.flatMap { actuation.streams[$0] }
-            return StatusReport.Stream(
+            var row = StatusReport.Stream(
                 index: status.isHook ? nil : index, application: status.application,
                 pid: live?.input.processID,
                 role: status.role, class: status.className, state: status.state, factor: status.factor,
@@ -89,6 +89,9 @@ final class Publication {
                 hook: status.isHook ? status.id : nil, volume: live?.ownVolume.averageLinear,
                 audible: status.isHook ? nil : status.audible, measured: status.isHook ? nil : status.measured,
                 target: status.target, settles: Int(status.settlesAt))
+            row.appID = live?.input.properties[SandboxedStreams.appIDKey]
+            row.player = index.flatMap { players.player(standingFor: StreamID(sinkInput: $0))?.rawValue }
+            return row
         }
     }
 

@@ -13,8 +13,8 @@ public struct MPRISPlayer: Hashable, Sendable {
     public var owner: String
     /// The process behind the connection (`GetConnectionUnixProcessID`), once known.
     public var pid: Int32?
-    /// The Flatpak app id of that process, if it runs in a sandbox we can look into.
-    public var flatpakID: String?
+    /// The Flatpak app id or Snap name of that process (for a sandboxed player, of its D-Bus proxy), if we may look.
+    public var appID: String?
     public var identity: String?
     public var desktopEntry: String?
     public var status: Status?
@@ -76,4 +76,11 @@ public enum MPRIS {
     /// Our own player's name in the MPRIS namespace (``NowPlayingName/mpris``): `playerctl -p audiopolicy`
     /// reaches the Now Playing owner through it.
     public static let ownName = "org.mpris.MediaPlayer2.audiopolicy"
+
+    /// Whether a name is a proxy that mirrors other players (playerctld, our own Now Playing player):
+    /// it plays no stream, and following it would loop when it follows us (playerctld follows every
+    /// name but its own).
+    public static func isProxy(_ busName: String) -> Bool {
+        busName == NowPlayingName.ownBusName || busName == ownName || busName.hasPrefix(ownName + ".") || busName.hasPrefix(namePrefix + "playerctld")
+    }
 }

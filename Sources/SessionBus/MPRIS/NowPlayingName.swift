@@ -25,9 +25,4 @@ public enum NowPlayingName: String, CaseIterable, Sendable {
     }
 
     public static let ownBusName = "org.audiopolicyd.NowPlaying"
-
-    /// Whether `name` is one of ours (never a player to follow, in either form).
-    public static func isOurs(_ name: String) -> Bool {
-        name == ownBusName || name == MPRIS.ownName
-    }
 }

@@ -72,8 +72,9 @@ public final class SessionPlayers {
     }
 
     private func appeared(_ name: String, owner: String) {
-        // Our own Now Playing player (or another daemon's) is not a player to pause or map.
-        guard !NowPlayingName.isOurs(name), owner != bus.uniqueName, players[name] == nil, loading[name] == nil else { return }
+        // Our own Now Playing player in the MPRIS namespace (or another daemon's) and playerctld are not
+        // players to pause or map: they mirror others. (Our default name is outside the namespace.)
+        guard !MPRIS.isProxy(name), owner != bus.uniqueName, players[name] == nil, loading[name] == nil else { return }
         loading[name] = (MPRISPlayer(busName: name, owner: owner), 3)
         bus.call("org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
                  method: "GetConnectionUnixProcessID", [.string(owner)], timeout: 5000) { [weak self] result in
@@ -81,7 +82,7 @@ public final class SessionPlayers {
             self?.loaded(name, owner: owner) { player in
                 guard let pid = (try? result.get())?.first?.integer.flatMap({ Int32(exactly: $0) }) else { return }
                 player.pid = pid
-                player.flatpakID = ProcessTree.flatpakID(of: pid)
+                player.appID = Sandbox.appID(of: pid)
             }
         }
         for interface in [MPRIS.playerInterface, MPRIS.rootInterface] {

@@ -58,10 +58,14 @@ final class MPV {
     /// The sink input, once seen.
     private(set) var index: UInt32?
 
+    /// The sandbox it runs in, if any (its pid on the server is then the sandbox's, 2).
+    private let sandbox: FlatpakSandbox?
+
     /// Starts mpv on `tone` and waits until its MPRIS name is on the bus. `scripts` are more mpv
-    /// scripts, `options` their `--script-opts`.
+    /// scripts, `options` their `--script-opts`; in `sandbox`, it runs as a Flatpak app would.
     init(_ tone: Tone, scripts: [String] = [], options: [String] = [], arguments extra: [String] = [],
-         changes: Changes) throws {
+         sandbox: FlatpakSandbox? = nil, changes: Changes) throws {
+        self.sandbox = sandbox
         self.changes = changes
         guard let plugin = SessionBus.mprisPlugin else { throw CommandFailure(description: "no mpv-mpris plugin") }
         var arguments = ["mpv", "--no-config", "--load-scripts=no", "--script=\(plugin)", "--no-video", "--ao=pulse",
@@ -69,12 +73,16 @@ final class MPV {
         arguments += scripts.map { "--script=\($0)" }
         if !options.isEmpty { arguments.append("--script-opts=" + options.joined(separator: ",")) }
         arguments += extra
-        child = try Child(arguments + [try tone.file().path])
+        let file = try tone.file().path
+        arguments.append(file)
+        child = try Child(try sandbox?.command(arguments, files: [file] + scripts) ?? arguments)
         let pid = child.pid
+        // A sandboxed mpv's name is owned by its bus proxy.
+        let owns: (Int32?) -> Bool = { owner in owner.map { sandbox?.isProxy($0) ?? ($0 == pid) } ?? false }
         name = try changes.await("mpv (pid \(pid)) to own an MPRIS name", timeout: 10) { () throws -> Probe<String> in
             if let code = child.exitCode { throw CommandFailure(description: "mpv exited with \(code)") }
             let names = (try? run("playerctl", "-l", timeout: 5))?.split(separator: "\n").map(String.init) ?? []
-            if let mine = names.first(where: { $0.hasPrefix("mpv") && SessionBus.pid(of: "org.mpris.MediaPlayer2.\($0)") == pid }) {
+            if let mine = names.first(where: { $0.hasPrefix("mpv") && owns(SessionBus.pid(of: "org.mpris.MediaPlayer2.\($0)")) }) {
                 return .done(mine)
             }
             return .waiting("players: \(names)")
@@ -106,7 +114,8 @@ final class MPV {
     /// Waits for mpv's sink input and returns it.
     @discardableResult
     func awaitStream(timeout: Double = 10) throws -> ServerStream {
-        let stream = try SoundServer.awaitStream(of: child, name: "mpv", changes: changes, timeout: timeout)
+        let stream = try SoundServer.awaitStream(of: child, pid: sandbox == nil ? nil : FlatpakSandbox.appPID, name: "mpv",
+                                                 changes: changes, timeout: timeout)
         index = stream.index
         return stream
     }

@@ -20,8 +20,10 @@ enum SoundServer {
 
     /// Waits for the sink input of `child` (`application.process.id` = its pid) and returns it; throws
     /// if the child exits first. `name` is for messages.
-    static func awaitStream(of child: Child, name: String, changes: Changes, timeout: Double) throws -> ServerStream {
-        let pid = child.pid
+    /// `pid` is the one the stream carries when it is not the child's (an app in a sandbox's pid namespace).
+    static func awaitStream(of child: Child, pid: Int32? = nil, name: String, changes: Changes, timeout: Double) throws
+        -> ServerStream {
+        let pid = pid ?? child.pid
         return try changes.await("\(name)'s stream (pid \(pid)) to appear", timeout: timeout) {
             () throws -> Probe<ServerStream> in
             if let code = child.exitCode { throw CommandFailure(description: "\(child.name) exited with \(code)") }

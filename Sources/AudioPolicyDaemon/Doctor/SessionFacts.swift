@@ -1,0 +1,46 @@
+import ControlProtocol
+
+/// What `doctor` read of the session: gathered by the command, judged by ``Diagnosis`` (pure, so each
+/// check is tested on made-up sessions).
+public struct SessionFacts: Sendable {
+    /// Whether a sound server answered (`pactl info`); nil when pactl is not installed.
+    public var serverAnswers: Bool?
+    /// `pactl list modules short`'s module names; nil when they could not be listed.
+    public var modules: [String]?
+    /// The WirePlumber config file that turns its role policy on, if one does; nil when WirePlumber is
+    /// not running or none does.
+    public var wirePlumberRolePolicy: String?
+    /// Command names of the processes running (`/proc/PID/comm`).
+    public var processes: Set<String>
+    /// The running daemon's `status`; nil when it did not answer on its control socket.
+    public var daemon: StatusReport?
+    /// The control socket asked.
+    public var socket: String
+    /// Whether mpv is installed, and mpv-mpris where mpv loads it from.
+    public var mpvInstalled: Bool
+    public var mpvMPRISInstalled: Bool
+    /// `DISPLAY`, `SWAYSOCK`/`I3SOCK`, `WAYLAND_DISPLAY` as set.
+    public var display: String?
+    public var swaySocket: String?
+    public var waylandDisplay: String?
+    /// The text of `~/.asoundrc` and `/etc/asound.conf` (those that exist).
+    public var alsaConfigs: [String]
+
+    public init(serverAnswers: Bool?, modules: [String]?, wirePlumberRolePolicy: String? = nil,
+                processes: Set<String> = [], daemon: StatusReport?, socket: String, mpvInstalled: Bool = false,
+                mpvMPRISInstalled: Bool = false, display: String? = nil, swaySocket: String? = nil,
+                waylandDisplay: String? = nil, alsaConfigs: [String] = []) {
+        self.serverAnswers = serverAnswers
+        self.modules = modules
+        self.wirePlumberRolePolicy = wirePlumberRolePolicy
+        self.processes = processes
+        self.daemon = daemon
+        self.socket = socket
+        self.mpvInstalled = mpvInstalled
+        self.mpvMPRISInstalled = mpvMPRISInstalled
+        self.display = display
+        self.swaySocket = swaySocket
+        self.waylandDisplay = waylandDisplay
+        self.alsaConfigs = alsaConfigs
+    }
+}

@@ -1,0 +1,157 @@
+import FoundationEssentials
+import FoundationGaps
+import Glibc
+
+/// Who a process really is when it runs in a Flatpak or Snap sandbox: its host pid and its app id.
+///
+/// A Flatpak app has its own pid namespace, so the `application.process.id` libpulse puts on its
+/// streams is the pid *inside* the sandbox (often 2): on the host it names an unrelated process or none,
+/// and PulseAudio adds no app id (pipewire-pulse does). The host process is found by its `NSpid` line
+/// (host pid first, the sandbox's pid last) and the binary's name; the app id from the `.flatpak-info`
+/// its sandbox shows at `/proc/PID/root`, or from a Snap's AppArmor label (`snap.NAME.APP`).
+public enum Sandbox {
+    /// What a stream's pid turned out to name.
+    public struct Identity: Hashable, Sendable {
+        /// The process on the host (in the daemon's pid namespace), when exactly one fits.
+        public var hostPID: Int32?
+        /// The pid the app gave, when it is one inside a sandbox's pid namespace (not a host pid).
+        public var sandboxPID: Int32?
+        /// The Flatpak app id or Snap name.
+        public var appID: String?
+
+        public init(hostPID: Int32? = nil, sandboxPID: Int32? = nil, appID: String? = nil) {
+            self.hostPID = hostPID
+            self.sandboxPID = sandboxPID
+            self.appID = appID
+        }
+    }
+
+    /// What is read of one process from `/proc/PID/status` and `/proc/PID/exe`.
+    public struct Process: Hashable, Sendable {
+        public var pid: Int32
+        /// `Name:`, the command name (at most 15 bytes; argv[0]'s, so `paplay` for pacat's symlink).
+        public var name: String
+        /// `NSpid:`, from the reader's namespace to the innermost; one entry for a process not nested.
+        public var nsPIDs: [Int32]
+        /// The executable's file name (libpulse's `application.process.binary` is this), when readable.
+        public var executable: String?
+
+        public init(pid: Int32, name: String, nsPIDs: [Int32], executable: String? = nil) {
+            self.pid = pid
+            self.name = name
+            self.nsPIDs = nsPIDs
+            self.executable = executable
+        }
+
+        /// Whether it runs `binary`: its executable's name, or its command name (cut at 15 bytes).
+        public func runs(_ binary: String) -> Bool {
+            let base = binary.split(separator: "/").last.map(String.init) ?? binary
+            return executable == base || Sandbox.runs(name, base)
+        }
+    }
+
+    // MARK: - The rule
+
+    /// The identity of a stream that says it comes from `pid` running `binary`, given the processes
+    /// there are: pure, so it is tested with made-up tables.
+    ///
+    /// `pid` is a host process when it exists in our namespace, is not nested, and runs `binary` (when
+    /// the stream names one). Otherwise the host processes whose innermost pid is `pid` and that run
+    /// `binary` are its sandbox's candidates: one gives the host pid, several with one app id still
+    /// give the app id. With none, `pid` is taken as it is (as before: nothing better is known).
+    public static func identify(pid: Int32, binary: String?, process: (Int32) -> Process?,
+                                all: () -> [Process], appID: (Int32) -> String?) -> Identity {
+        let own = process(pid)
+        if let own, own.nsPIDs.count <= 1, binary.map(own.runs) ?? true {
+            return Identity(hostPID: pid, appID: appID(pid))
+        }
+        let candidates = all().filter { candidate in
+            candidate.nsPIDs.count > 1 && candidate.nsPIDs.last == pid && (binary.map(candidate.runs) ?? true)
+        }
+        if candidates.count == 1, let host = candidates.first?.pid {
+            return Identity(hostPID: host, sandboxPID: pid, appID: appID(host))
+        }
+        guard !candidates.isEmpty else { return Identity(hostPID: pid, appID: own == nil ? nil : appID(pid)) }
+        let ids = Set(candidates.map { appID($0.pid) })
+        return Identity(sandboxPID: pid, appID: ids.count == 1 ? ids.first! : nil)
+    }
+
+    /// Whether a process whose command name is `name` runs `binary` (the kernel cuts names at 15 bytes).
+    public static func runs(_ name: String, _ binary: String) -> Bool {
+        let base = binary.split(separator: "/").last.map(String.init) ?? binary
+        return name == base || (name.utf8.count == 15 && base.utf8.starts(with: name.utf8))
+    }
+
+    // MARK: - Parsing
+
+    /// The `Name:` and `NSpid:` lines of a `/proc/PID/status` file.
+    public static func parseStatus(_ text: String, pid: Int32) -> Process? {
+        var name: String?
+        var nsPIDs: [Int32] = []
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("Name:") {
+                name = String(line.dropFirst(5)).trimmingWhitespace()
+            } else if line.hasPrefix("NSpid:") {
+                nsPIDs = line.dropFirst(6).split(whereSeparator: { $0 == " " || $0 == "\t" }).compactMap { Int32($0) }
+            }
+        }
+        guard let name else { return nil }
+        return Process(pid: pid, name: name, nsPIDs: nsPIDs.isEmpty ? [pid] : nsPIDs)
+    }
+
+    /// The Snap name in an AppArmor label: `snap.spotify.spotify (enforce)` → `spotify`; nil for any
+    /// other label (`unconfined`, `snap-update-ns.spotify`, a distribution's own profiles).
+    public static func snapName(label: String) -> String? {
+        let profile = label.split(separator: " ").first.map(String.init) ?? ""
+        let parts = profile.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count >= 3, parts[0] == "snap", !parts[1].isEmpty else { return nil }
+        return String(parts[1])
+    }
+
+    /// The pid in an MPRIS name's instance suffix (`org.mpris.MediaPlayer2.mpv.instance2` → 2): the
+    /// player's own pid, which in a sandbox is the sandbox's pid.
+    public static func instancePID(busName: String) -> Int32? {
+        guard let last = busName.split(separator: ".").last, last.hasPrefix("instance") else { return nil }
+        return Int32(last.dropFirst("instance".count))
+    }
+
+    // MARK: - Reading /proc
+
+    /// The identity of a stream's process, read from `/proc`. The scan of every process runs only when
+    /// `pid` is not a host process running `binary`.
+    public static func identify(pid: Int32, binary: String?) -> Identity {
+        identify(pid: pid, binary: binary, process: process, all: processes, appID: appID(of:))
+    }
+
+    /// `/proc/PID/status`, read.
+    public static func process(_ pid: Int32) -> Process? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              var process = parseStatus(text, pid: pid) else { return nil }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
+        if count > 0 {
+            let path = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            process.executable = path.split(separator: "/").last.map(String.init)
+        }
+        return process
+    }
+
+    /// Every process in `/proc`.
+    public static func processes() -> [Process] {
+        guard let directory = opendir("/proc") else { return [] }
+        defer { closedir(directory) }
+        var pids: [Int32] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if let pid = Int32(name) { pids.append(pid) }
+        }
+        return pids.sorted().compactMap(process)
+    }
+
+    /// The app id of a host process: its Flatpak sandbox's `.flatpak-info`, else its Snap's AppArmor label.
+    public static func appID(of pid: Int32) -> String? {
+        if let id = ProcessTree.flatpakID(of: pid) { return id }
+        guard let label = try? String(contentsOfFile: "/proc/\(pid)/attr/current", encoding: .utf8) else { return nil }
+        return snapName(label: label.trimmingWhitespace())
+    }
+}
