@@ -6,7 +6,7 @@ import SessionBus
 
 /// Requests on the control socket, as engine events and replies: `status`; interruptions begun and
 /// ended by hooks (`begin`, `end`); a hook that claims Now Playing (`claim`, `playback`); event lines
-/// (`subscribe`).
+/// (`subscribe`); the window that has focus, from a desktop's script (`focus`).
 ///
 /// It owns which interruptions each connection began, so that a connection that goes away ends its
 /// own (no stuck ducks).
@@ -81,6 +81,12 @@ final class ControlIntake {
             return playback(request, from: client)
         case .subscribe:
             return subscribe(request, from: client)
+        case .focus:
+            // Neither pid nor app: no window has focus (the desktop).
+            let app = request.pid.map { AppIdentity(process: Int($0), name: request.app) }
+                ?? request.app.map { AppIdentity(name: $0) }
+            feed(.focus(app))
+            return ControlReply(id: request.id, ok: true)
         case let .unknown(name):
             return .failure(request.id, "unknown op \"\(name)\"; known: \(ControlRequest.Op.knownList)")
         }
