@@ -37,7 +37,13 @@ extension Engine {
     private func apps(of identity: AppIdentity, among live: [TrackedStream]) -> Set<String> {
         let byProcess = Set(live.filter { identity.hasProcess(of: $0.properties) }.map(\.app))
         if !byProcess.isEmpty { return byProcess }
-        return Set(live.filter { identity.isNamed(in: $0.properties) }.map(\.app))
+        // By name only streams of processes never seen with a window of their own: a second mpv's window
+        // is not the window of the mpv that plays the game (it was seen with its own).
+        let windowedPIDs = Set(windowFocus.windowed.compactMap { $0.pid.map(String.init) })
+        return Set(live.filter {
+            identity.isNamed(in: $0.properties)
+                && !windowedPIDs.contains($0.properties["application.process.id"] ?? "")
+        }.map(\.app))
     }
 
     /// What focus asks of a stream of an unfocused app: its rule's `unfocused`, else its class's.
