@@ -32,6 +32,12 @@ let package = Package(
             pkgConfig: "dbus-1",
             providers: [.apt(["libdbus-1-dev"])]
         ),
+        // libxcb headers, found with pkg-config: which window has focus on an X11 display.
+        .systemLibrary(
+            name: "CXCB",
+            pkgConfig: "xcb",
+            providers: [.apt(["libxcb1-dev"])]
+        ),
         // The pure engine: policy, decisions, fixtures. No C, no I/O, no clock.
         .target(
             name: "AudioPolicy",
@@ -59,7 +65,7 @@ let package = Package(
             name: "AudioPolicyDaemon",
             dependencies: [
                 "AudioPolicy", "EventLoop", "SoundServer", "ALSABackend", "SessionBus", "ControlProtocol",
-                "FoundationGaps", .product(name: "Logging", package: "swift-log"),
+                "FoundationGaps", "CXCB", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: essentials
         ),

@@ -68,6 +68,8 @@ public final class Daemon {
 
     /// The one timer: ramp steps and engine deadlines.
     private var timer: MainLoop.Timer?
+    /// The X11 display's focus, when `DISPLAY` is set and opens.
+    private var x11Focus: X11Focus?
     /// Events found while carrying out commands, fed on the next turn of the loop (feeding the engine
     /// then would interleave two decisions).
     private var later: [Event] = []
@@ -170,6 +172,7 @@ public final class Daemon {
         actuation.openJournal()
         serverIntake.connect()
         players.start()
+        x11Focus = X11Focus(loop: loop, log: log) { [unowned self] event in self.feed(event) }
     }
 
     private func raisePriority() {

@@ -12,6 +12,7 @@ import Glibc
 /// {"id": 5, "op": "playback", "status": "Paused"}
 /// {"id": 6, "op": "subscribe", "events": ["stream", "now-playing"]}
 /// {"id": 7, "op": "command", "command": "PlayPause"}
+/// {"id": 8, "op": "focus", "pid": 4242}
 /// ```
 public struct ControlRequest: Codable, Sendable {
     /// Echoed in the reply so a client can match replies to requests.
@@ -27,6 +28,7 @@ public struct ControlRequest: Codable, Sendable {
     public var token: String?
     /// `claim`: the player's process (default: the connecting process); its streams, and its child
     /// processes' streams, are the ones the daemon asks this connection to pause and resume.
+    /// `focus`: the process of the window that has focus (with `app`, or neither: no window has).
     public var pid: Int32?
     /// `playback`: the claiming player's state, `Playing`, `Paused` or `Stopped` (as MPRIS spells it).
     public var status: String?
@@ -52,12 +54,12 @@ public struct ControlRequest: Codable, Sendable {
 
     /// An operation: the request's `op`, its wire name the raw value.
     public enum Op: WireName {
-        case status, begin, end, claim, playback, subscribe, command
+        case status, begin, end, claim, playback, subscribe, command, focus
         /// An op the daemon does not understand (it replies `unknown op "…"`).
         case unknown(String)
 
         /// The operations the daemon understands.
-        public static let known: [Op] = [.status, .begin, .end, .claim, .playback, .subscribe, .command]
+        public static let known: [Op] = [.status, .begin, .end, .claim, .playback, .subscribe, .command, .focus]
 
         public var rawValue: String {
             switch self {
@@ -68,6 +70,7 @@ public struct ControlRequest: Codable, Sendable {
             case .playback: "playback"
             case .subscribe: "subscribe"
             case .command: "command"
+            case .focus: "focus"
             case let .unknown(name): name
             }
         }

@@ -72,6 +72,11 @@ struct Explanation: Encodable {
     var releaseAfter: Milliseconds?
     var interrupts: [String]
     var interruptedBy: [String]
+    /// What it does while none of its app's windows has focus: the rule's `unfocused`, else the class's.
+    var unfocused: UnfocusedAction
+    /// Whose `unfocused` that is: `rule` or `class`.
+    var unfocusedFrom: String
+    var unfocusedDuck: Level
 
     init(policy: Policy, properties: Properties) {
         let classification = policy.classify(properties)
@@ -86,6 +91,9 @@ struct Explanation: Encodable {
         reason = classification.reason
         fingerprint = classification.rule?.fingerprint(of: properties) ?? []
         releaseAfter = cls.releaseAfter
+        unfocused = classification.rule?.unfocused ?? cls.unfocused
+        unfocusedFrom = classification.rule?.unfocused == nil ? "class" : "rule"
+        unfocusedDuck = cls.unfocusedDuck
         // Highest priority first, as the stack would stand.
         let others = policy.classes.values.sorted { ($1.rank, $0.name) < ($0.rank, $1.name) }
         interrupts = others.filter { policy.interrupts(cls, $0) }.map(\.name)
@@ -117,9 +125,20 @@ struct Explanation: Encodable {
                 : fingerprint.map(\.description).joined(separator: ", ")),
             ("interrupts", list(interrupts)),
             ("interrupted by", list(interruptedBy)),
+            ("unfocused", unfocusedText),
         ]
         return lines.map { ($0.0 + ":").padded(to: 16) + $0.1 }
             .joined(separator: "\n")
+    }
+
+    /// `duck to -12.0 dB (class)`: what focus does to it, and whose setting that is.
+    private var unfocusedText: String {
+        let what = switch unfocused {
+        case .duck: String(printf: "duck to %.1f dB", unfocusedDuck.decibels)
+        case .mute: "mute"
+        case .nothing: "nothing"
+        }
+        return what + " when none of its app's windows has focus (\(unfocusedFrom))"
     }
 
     func json() throws -> String {
@@ -131,6 +150,7 @@ struct Explanation: Encodable {
     private enum Key: String, CodingKey {
         case className = "class", kind, priority, duck, grace, spoken, rule, interrupts, interruptedBy
         case decibels = "dB", linear, name, file, line, matched, key, value, pattern, releaseAfter
+        case unfocused, unfocusedDuck, from
     }
 
     func encode(to encoder: Encoder) throws {
@@ -161,5 +181,9 @@ struct Explanation: Encodable {
         }
         try object.encode(interrupts, forKey: .interrupts)
         try object.encode(interruptedBy, forKey: .interruptedBy)
+        var unfocusedObject = object.nestedContainer(keyedBy: Key.self, forKey: .unfocused)
+        try unfocusedObject.encode(unfocused.rawValue, forKey: .kind)
+        try unfocusedObject.encode(unfocusedFrom, forKey: .from)
+        try unfocusedObject.encode((unfocusedDuck.decibels * 100).rounded() / 100, forKey: .decibels)
     }
 }

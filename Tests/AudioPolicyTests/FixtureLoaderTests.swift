@@ -186,7 +186,7 @@ struct FixtureLoaderTests {
             start = "a"
             end = "a"
             """, errors: [
-                "1:1: event needs one of `start`, `end`, `volume`, `mute`, `playing`, `paused`, `interrupt`, `release`, `change`, `player-gone`, `audible`, `silent`, `measuring`, `capture`, `capture-end`, `player-changed`, `pause-ignored`, `claim`, `stop`, `output`, `output-gone`, `move`",
+                "1:1: event needs one of `start`, `end`, `volume`, `mute`, `playing`, `paused`, `interrupt`, `release`, `change`, `player-gone`, `audible`, `silent`, `measuring`, `capture`, `capture-end`, `player-changed`, `pause-ignored`, `claim`, `stop`, `output`, `output-gone`, `move`, `focus`, `window-closed`, `focus-unknown`",
                 "4:1: event has `start` and `end`; an event does one thing",
             ]),
         Bad(name: "unknown event key", text: """
@@ -195,7 +195,7 @@ struct FixtureLoaderTests {
             start = "a"
             propertes = {}
             """, errors: [
-                "4:1: unknown key `propertes` in [[event]] (did you mean `properties`?); allowed keys: at, start, end, volume, mute, playing, paused, interrupt, release, change, player-gone, audible, silent, measuring, capture, capture-end, player-changed, pause-ignored, claim, stop, output, output-gone, move, properties, player, level, muted, class, corked, to, port",
+                "4:1: unknown key `propertes` in [[event]] (did you mean `properties`?); allowed keys: at, start, end, volume, mute, playing, paused, interrupt, release, change, player-gone, audible, silent, measuring, capture, capture-end, player-changed, pause-ignored, claim, stop, output, output-gone, move, focus, window-closed, focus-unknown, properties, player, level, muted, class, corked, to, port",
             ]),
         Bad(name: "keys of another verb", text: """
             [[event]]

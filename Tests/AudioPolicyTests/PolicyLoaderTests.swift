@@ -39,7 +39,7 @@ struct PolicyLoaderTests {
         #expect(try policyText("default.toml") == Policy.embeddedDefaultText)
     }
 
-    @Test(arguments: ["default.toml", "calls-only.toml", "car.toml"])
+    @Test(arguments: ["default.toml", "calls-only.toml", "car.toml", "focus.toml"])
     func shippedPolicyLoads(_ name: String) throws {
         let policy = try PolicyLoader.load(text: try policyText(name), file: "policies/\(name)")
         #expect(policy.source == "policies/\(name)")
@@ -216,6 +216,28 @@ struct PolicyLoaderTests {
 
     // MARK: Classes
 
+    /// Focus is opt-in: the default acts on it nowhere; focus.toml ducks games only, and a rule's
+    /// `unfocused` wins over its class's.
+    @Test func unfocusedIsOptIn() throws {
+        #expect(!Policy.embeddedDefault.actsOnFocus)
+        #expect(Policy.embeddedDefault.classes.values.allSatisfy { $0.unfocused == .nothing })
+        let focus = try PolicyLoader.load(text: policyText("focus.toml"), file: "focus.toml")
+        #expect(focus.actsOnFocus)
+        #expect(focus.classes["ambient"]?.unfocused == .duck)
+        #expect(focus.classes["ambient"].map { abs($0.unfocusedDuck.decibels + 12) < 0.01 } == true)
+        #expect(focus.classes.values.filter { $0.unfocused != .nothing }.map(\.name) == ["ambient"])
+        let ruled = try PolicyLoader.load(text: """
+            [class.primary]
+            unfocused = "duck"
+            [[rule]]
+            match = { app = "x" }
+            class = "primary"
+            unfocused = "nothing"
+            """, file: "p.toml")
+        #expect(ruled.rules.first?.unfocused == .nothing)
+        #expect(ruled.classes["primary"]?.unfocused == .duck)
+    }
+
     @Test func aboveIsTransitiveAndRankIsTheLongestPathBelow() throws {
         let policy = try PolicyLoader.load(text: """
             [class.primary]
@@ -285,7 +307,7 @@ struct PolicyLoaderTests {
             [class.primary]
             gracee = 100
             """, errors: [
-                "2:1: unknown key `gracee` in [class.primary] (did you mean `grace`?); allowed keys: kind, above, grace, duck, duck-ramp, restore-ramp, hold, release-after, on-output-loss",
+                "2:1: unknown key `gracee` in [class.primary] (did you mean `grace`?); allowed keys: kind, above, grace, duck, duck-ramp, restore-ramp, hold, release-after, on-output-loss, unfocused, unfocused-duck",
             ]),
         Bad(name: "unknown top-level table", text: """
             [classes.primary]
@@ -303,7 +325,7 @@ struct PolicyLoaderTests {
             spoke = true
             """, errors: [
                 "2:1: unknown key `mute_fade` in [defaults] (did you mean `mute-fade`?); allowed keys: class, mute-fade, pause-timeout",
-                "7:1: unknown key `spoke` in [[rule]] (did you mean `spoken`?); allowed keys: name, match, class, spoken",
+                "7:1: unknown key `spoke` in [[rule]] (did you mean `spoken`?); allowed keys: name, match, class, spoken, unfocused",
             ]),
         Bad(name: "duration of the wrong type", text: """
             [class.primary]
@@ -476,6 +498,24 @@ struct PolicyLoaderTests {
                 "3:8: `name` must be a string, got integer",
                 "5:9: `class` must be a string, got array",
                 "6:10: `spoken` must be true or false, got string",
+            ]),
+        Bad(name: "unfocused values", text: """
+            [class.primary]
+            unfocused = "duk"
+            unfocused-duck = "loud"
+            [[rule]]
+            match = { app = "x" }
+            class = "primary"
+            unfocused = true
+            [[rule]]
+            match = { app = "y" }
+            class = "primary"
+            unfocused = "pause"
+            """, errors: [
+                "2:13: unknown `unfocused` \"duk\" (did you mean \"duck\"?); one of: duck, mute, nothing",
+                "3:18: `unfocused-duck` must be a level in dB like \"-14 dB\" or a linear factor like 0.2, got \"loud\"",
+                "7:13: `unfocused` must be a string, got boolean",
+                "11:13: unknown `unfocused` \"pause\"; one of: duck, mute, nothing",
             ]),
         Bad(name: "rule as a table", text: """
             [class.primary]

@@ -2,10 +2,13 @@
 # Sourced by scripts/run and scripts/test.
 
 # Needed to build and run the daemon.
-RUNTIME_PACKAGES=(libpulse-dev libdbus-1-dev pulseaudio pulseaudio-utils)
+RUNTIME_PACKAGES=(libpulse-dev libdbus-1-dev libxcb1-dev pulseaudio pulseaudio-utils)
 # Needed by the tests: real servers, real players, real measurements.
 TEST_PACKAGES=(libasound2-dev libasound2-plugins alsa-utils pipewire pipewire-pulse wireplumber dbus
                mpv mpv-mpris playerctl sox tmux
+               # Focus (Tests/IntegrationTests: X11 focus): a virtual display, a window manager that keeps
+               # _NET_ACTIVE_WINDOW, and a way to move focus.
+               xvfb openbox xdotool x11-utils
                # The ALSA plugin's tests (Tests/ALSAPlugin): gcc for the plugin and the unit tests; JACK's
                # dummy backend paces ALSA with no card (jackd2, and libasound2-plugins' jack PCM).
                gcc libc6-dev make pkg-config jackd2 python3

@@ -22,10 +22,11 @@ extension Engine {
         // Whether any interrupter's class interrupts a class at all, by class name: most streams are
         // of a class nothing in force touches, and are passed over without copying their record.
         var exposed: [String: Bool] = [:]
+        let unfocused = unfocusedApps()
         for position in streams.indices {
             let glance = streams.glance(at: position)
             guard glance.isLive, !glance.isHook else { continue }
-            if glance.isUntouched {
+            if glance.isUntouched, unfocused.isEmpty || !unfocused.contains(streams[position: position].app) {
                 let reachable: Bool
                 if let known = exposed[glance.className] {
                     reachable = known
@@ -41,12 +42,15 @@ extension Engine {
             let stream = streams[position: position]
             // Held muted by its output's loss: nothing else changes it until that is over.
             if stream.outputLoss?.holdsMute == true { continue }
-            var effect = (Effect.none, InterruptionClass?.none)
+            var effect = Demand()
             for (app, streams) in interrupters where app != stream.app {
-                effect = demand(on: stream, from: streams, over: effect)
+                demand(on: stream, from: streams, into: &effect)
+            }
+            if unfocused.contains(stream.app), let (asked, reason) = unfocusedEffect(on: stream) {
+                effect.add(asked, from: stream.interruptionClass, reason: reason, byFocus: true)
             }
             // Nothing asked of a stream nothing was done to: nothing to do (most streams, most times).
-            if effect.0 == .none, stream.effect == .none, !stream.userOwnsVolume, !stream.userOwnsPlayback { continue }
+            if effect.effect == .none, stream.effect == .none, !stream.userOwnsVolume, !stream.userOwnsPlayback { continue }
             apply(effect, at: position, now: now, into: &out)
         }
         checkNowPlaying()
@@ -144,9 +148,7 @@ extension Engine {
     }
 
     /// The strictest effect the interruptions in force ask of `stream`, and the class that asks it.
-    private func demand(on stream: TrackedStream, from interrupters: [TrackedStream],
-                        over strictest: (Effect, InterruptionClass?)) -> (Effect, InterruptionClass?) {
-        var (effect, source) = strictest
+    private func demand(on stream: TrackedStream, from interrupters: [TrackedStream], into demand: inout Demand) {
         for interrupter in interrupters where affects(interrupter, stream) {
             let cls = interrupter.interruptionClass
             let asked: Effect
@@ -166,27 +168,22 @@ extension Engine {
                     continue // its player was paused once, for good, at escalation
                 }
             }
-            let next = effect.stricter(asked)
-            if next != effect {
-                effect = next
-                source = cls
-            }
+            demand.add(asked, from: cls)
         }
-        return (effect, source)
     }
 
     // MARK: - Transitions
 
-    private mutating func apply(_ demand: (Effect, InterruptionClass?), at position: Int, now: Milliseconds,
-                                into out: inout [Command]) {
+    private mutating func apply(_ demand: Demand, at position: Int, now: Milliseconds, into out: inout [Command]) {
         var stream = streams[position: position]
         let id = stream.id
-        var (wanted, source) = demand
+        var wanted = demand.effect
+        let source = demand.source
         // The user's own actions win for as long as the interruptions that provoked them last.
-        if demand.0 != .pause { stream.userOwnsPlayback = false }
+        if demand.effect != .pause { stream.userOwnsPlayback = false }
         if wanted == .pause, stream.userOwnsPlayback { wanted = .none }
         if case .duck = wanted, stream.userOwnsVolume { wanted = .none }
-        if demand.0 == .none { stream.userOwnsVolume = false }
+        if demand.effect == .none { stream.userOwnsVolume = false }
         // Leave alone what is paused by someone else; it is acted on when it plays again. What the user
         // muted is silent already: the mute fallback would only unmute it later.
         if !stream.playing, stream.pausedBy == nil { wanted = .none }
@@ -196,7 +193,8 @@ extension Engine {
             return
         }
         let current = stream.ramp.value(at: now)
-        let reason = source.map { "interrupted by class \($0.name)" } ?? "interruption over"
+        let reason = wanted == .none && stream.duckedByFocus ? "its app's window has focus, or focus no longer applies"
+            : demand.why
         // A stream that starts sounding under an interruption (a new stream of a ducked app, a prompt's
         // victim that was just created or uncorked) gets its effect at once: ramping down from full
         // volume would be a blip of exactly what the policy means to hold down.
@@ -251,6 +249,7 @@ extension Engine {
             stream.pausedBy = nil
             if wanted == .none { stream.duckClass = nil }
         }
+        stream.duckedByFocus = wanted != .none && demand.byFocus
         stream.effect = wanted
         streams[position: position] = stream
     }

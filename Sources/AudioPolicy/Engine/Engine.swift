@@ -20,6 +20,8 @@ public struct Engine: Sendable {
     var captures: [StreamID: Capture] = [:]
     /// The outputs (sinks) present, as last described.
     var outputs: [OutputID: Output] = [:]
+    /// What the focus source said: which app's window has focus, which apps have windows.
+    var windowFocus = WindowFocus()
     /// After ``Event/stop(fade:)``: streams are followed, no longer changed.
     public private(set) var isStopped = false
 
@@ -95,6 +97,8 @@ public struct Engine: Sendable {
             outputRemoved(id, now: now, into: &out)
         case let .streamMoved(id, output):
             streamMoved(id, to: output, now: now, into: &out)
+        case .focus, .windowClosed, .focusUnknown:
+            focusChanged(event)
         case .tick:
             break
         }

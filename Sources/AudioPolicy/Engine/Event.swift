@@ -66,6 +66,15 @@ public enum Event: Hashable, Sendable {
     /// whether the old output is removed (it is the server's rescue when the removal came first or
     /// comes within ``Engine/rescueLag``).
     case streamMoved(StreamID, to: OutputID)
+    /// A window of `app` has focus (nil: no window has — the desktop, or the focused window closed). An
+    /// app seen with a window whose windows are all unfocused is ducked or muted if its class or rule
+    /// says `unfocused` (``UnfocusedAction``); apps never seen with a window never are.
+    case focus(AppIdentity?)
+    /// A window of `app` closed: if it had focus, nothing has focus now (the app lost it).
+    case windowClosed(AppIdentity)
+    /// The focus source went away (the display closed): focus is unknown, and what was ducked for it is
+    /// restored until a source speaks again.
+    case focusUnknown
     /// Time passed: a deadline from ``Engine/nextDeadline`` was reached.
     case tick
 }

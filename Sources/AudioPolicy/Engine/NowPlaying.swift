@@ -10,6 +10,8 @@ struct NowPlaying: Hashable, Sendable {
     private var players: [String: PlayerID] = [:]
 
     var owner: StreamID? { apps.last.flatMap { streams[$0] } }
+    /// The app that owns Now Playing (a hook's claim included).
+    var ownerApp: String? { apps.last }
 
     mutating func take(app: String, stream: StreamID, player: PlayerID?) {
         apps.removeAll { $0 == app }

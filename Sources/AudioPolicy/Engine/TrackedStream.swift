@@ -83,6 +83,8 @@ struct TrackedStream: Sendable {
     var effect: Effect = .none
     /// The class whose duck was applied last: its ramps are used to duck and restore.
     var duckClass: InterruptionClass?
+    /// The effect in force is focus's (its app's windows are unfocused): its end is focus coming back.
+    var duckedByFocus = false
     /// The policy factor over time.
     var ramp = Ramp.steady(1)
     /// The user changed the volume during a duck: no more ducking until the ducks are over.

@@ -72,6 +72,9 @@ public struct FixtureEvent: Hashable, Sendable {
                       port: output.port.map(Self.table(of:)))
         case let .outputRemoved(id): self.init(verb: "output-gone", id: id.rawValue)
         case let .streamMoved(id, output): self.init(verb: "move", id: id.rawValue, to: output.rawValue)
+        case let .focus(app): self.init(verb: "focus", id: app?.description ?? FixtureLoader.noFocus)
+        case let .windowClosed(app): self.init(verb: "window-closed", id: app.description)
+        case .focusUnknown: self.init(verb: "focus-unknown", id: "source gone")
         case .tick: return nil
         }
     }

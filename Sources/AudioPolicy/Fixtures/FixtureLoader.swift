@@ -72,7 +72,10 @@ public enum FixtureLoader {
 
     static let eventVerbs = ["start", "end", "volume", "mute", "playing", "paused", "interrupt", "release", "change",
                             "player-gone", "audible", "silent", "measuring", "capture", "capture-end",
-                            "player-changed", "pause-ignored", "claim", "stop", "output", "output-gone", "move"]
+                            "player-changed", "pause-ignored", "claim", "stop", "output", "output-gone", "move",
+                            "focus", "window-closed", "focus-unknown"]
+    /// `focus = "none"`: no window has focus (the desktop).
+    static let noFocus = "none"
     /// The keys each verb takes besides `at`; the first list is required.
     static let eventOptions: [String: (required: [String], optional: [String])] = [
         "start": ([], ["properties", "player", "corked"]),
@@ -174,6 +177,13 @@ extension FixtureLoader {
             guard let id, table["properties"] == nil || properties != nil, table["port"] == nil || port != nil
             else { return nil }
             return .event(.output(OutputID(id.rawValue), Output(properties: properties ?? [:], port: port)))
+        case "focus", "window-closed":
+            guard let id else { return nil }
+            if verb == "focus", id.rawValue == noFocus { return .event(.focus(nil)) }
+            guard let app = AppIdentity(parsing: id.rawValue) else {
+                return reader.invalid(path.appending(verb), "`\(verb)` needs an app: a pid, a name or \"PID (NAME)\"")
+            }
+            return .event(verb == "focus" ? .focus(app) : .windowClosed(app))
         case "move":
             guard let to = readID(table, "to", at: path, reader), let id else { return nil }
             return .event(.streamMoved(id, to: OutputID(to)))
@@ -195,6 +205,7 @@ extension FixtureLoader {
             case "capture-end": return .event(.captureEnded(id))
             case "pause-ignored": return .event(.pauseIgnored(id))
             case "output-gone": return .event(.outputRemoved(OutputID(id.rawValue)))
+            case "focus-unknown": return .event(.focusUnknown)
             default: return nil
             }
         }

@@ -23,6 +23,11 @@ public struct InterruptionClass: Hashable, Sendable {
     /// What its streams do when the output they are heard on is lost (`on-output-loss`): by default
     /// `pause` for primary classes, `nothing` for the rest (a call follows the server's move).
     public var onOutputLoss: OutputLossAction
+    /// What its streams do while none of their app's windows has focus (`unfocused`, default `nothing`).
+    public var unfocused: UnfocusedAction
+    /// Level `unfocused = "duck"` ducks to (`unfocused-duck`, default −12 dB); the class's own `duck-ramp`
+    /// and `restore-ramp` move it.
+    public var unfocusedDuck: Level
     /// Where `[class.NAME]` stands, when it came from a file.
     public var location: SourceLocation?
 
@@ -30,7 +35,8 @@ public struct InterruptionClass: Hashable, Sendable {
         name: String, kind: InterruptionKind, outranks: Set<String> = [], rank: Int = 0,
         duck: Level = Level(decibels: -14), duckRamp: Milliseconds = 500, restoreRamp: Milliseconds = 1000,
         hold: Milliseconds = 500, grace: Milliseconds = 1500, releaseAfter: Milliseconds?? = nil,
-        onOutputLoss: OutputLossAction? = nil, location: SourceLocation? = nil
+        onOutputLoss: OutputLossAction? = nil, unfocused: UnfocusedAction = .nothing,
+        unfocusedDuck: Level = Level(decibels: -12), location: SourceLocation? = nil
     ) {
         self.name = name
         self.kind = kind
@@ -43,6 +49,8 @@ public struct InterruptionClass: Hashable, Sendable {
         self.grace = grace
         self.releaseAfter = releaseAfter ?? Self.defaultReleaseAfter(kind)
         self.onOutputLoss = onOutputLoss ?? OutputLossAction.defaultFor(kind)
+        self.unfocused = unfocused
+        self.unfocusedDuck = unfocusedDuck
         self.location = location
     }
 

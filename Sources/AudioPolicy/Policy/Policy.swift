@@ -48,6 +48,12 @@ public struct Policy: Hashable, Sendable {
         classes[defaultClass] ?? InterruptionClass(name: defaultClass, kind: .primary)
     }
 
+    /// Whether any class or rule acts on focus (`unfocused` other than `nothing`): if none does, focus is
+    /// not worked out at all.
+    public var actsOnFocus: Bool {
+        classes.values.contains { $0.unfocused != .nothing } || rules.contains { ($0.unfocused ?? .nothing) != .nothing }
+    }
+
     /// Whether a stream of class `interrupter` acts on a stream of class `target` (of another app).
     public func interrupts(_ interrupter: InterruptionClass, _ target: InterruptionClass) -> Bool {
         if interrupter.kind == .mix || interrupter.kind == .ambient || target.kind == .mix { return false }

@@ -16,12 +16,15 @@ import TOMLKit
 /// restore-ramp = 1000    # ramp back up
 /// hold = 500             # how long the effect lingers after the interruption ends
 /// release-after = 1000   # silent this long, a stream stops interrupting ("never": calls' default)
+/// unfocused = "duck"     # none of its app's windows has focus: duck | mute | nothing (default)
+/// unfocused-duck = "-12 dB"  # the level of that duck (its ramps: duck-ramp, restore-ramp)
 ///
 /// [[rule]]               # checked in order; the first that matches wins
 /// name = "calls"         # optional, for `explain` and logs
 /// match = { "media.role" = ["phone", "communication"] }   # all keys must match; globs, any of an array
 /// class = "call"
 /// spoken = false         # true: paused and resumed instead of ducked
+/// unfocused = "mute"     # optional: over the class's `unfocused`, for this rule's streams
 /// ```
 ///
 /// Durations are integers (ms) or strings with a unit (`"500ms"`, `"1.5s"`). Globs ignore case; the
@@ -47,8 +50,8 @@ public enum PolicyLoader {
     }
 
     static let classKeys = ["kind", "above", "grace", "duck", "duck-ramp", "restore-ramp", "hold", "release-after",
-                            "on-output-loss"]
-    static let ruleKeys = ["name", "match", "class", "spoken"]
+                            "on-output-loss", "unfocused", "unfocused-duck"]
+    static let ruleKeys = ["name", "match", "class", "spoken", "unfocused"]
     static let defaultsKeys = ["class", "mute-fade", "pause-timeout"]
     static let outputsKeys = ["switch-window", "resume-when-back"]
 }
@@ -136,6 +139,8 @@ extension PolicyLoader {
                             "unknown `on-output-loss` \"\(action)\"\(hint); one of: \(actions.joined(separator: ", "))")
             }
         }
+        value.unfocused = readUnfocused(table, at: path, reader) ?? value.unfocused
+        value.unfocusedDuck = reader.level(table, "unfocused-duck", at: path) ?? value.unfocusedDuck
         return ClassDraft(value: value, above: above, aboveKey: reader.map.keyLocation(abovePath))
     }
 
@@ -298,6 +303,7 @@ extension PolicyLoader {
         let location = reader.map.tableLocation(path)
         let name = reader.string(table, "name", at: path)
         let spoken = reader.bool(table, "spoken", at: path) ?? false
+        let unfocused = readUnfocused(table, at: path, reader)
 
         var matchers: [PropertyMatcher]?
         if table["match"] == nil {
@@ -320,7 +326,19 @@ extension PolicyLoader {
         }
 
         guard let matchers, let className else { return nil }
-        return Rule(name: name, matchers: matchers, className: className, spoken: spoken, location: location)
+        return Rule(name: name, matchers: matchers, className: className, spoken: spoken, unfocused: unfocused,
+                    location: location)
+    }
+
+    /// `unfocused = "duck" | "mute" | "nothing"` in a class or a rule; nil when absent or wrong (reported).
+    private static func readUnfocused(_ table: TOMLTable, at path: TOMLKeyPath, _ reader: TOMLReader) -> UnfocusedAction? {
+        guard let written = reader.string(table, "unfocused", at: path) else { return nil }
+        if let known = UnfocusedAction(rawValue: written) { return known }
+        let actions = UnfocusedAction.allCases.map(\.rawValue)
+        let hint = closest(to: written, in: actions).map { " (did you mean \"\($0)\"?)" } ?? ""
+        reader.fail(reader.map.valueLocation(path.appending("unfocused")),
+                    "unknown `unfocused` \"\(written)\"\(hint); one of: \(actions.joined(separator: ", "))")
+        return nil
     }
 
     private static func readMatchers(_ match: TOMLTable, at path: TOMLKeyPath,

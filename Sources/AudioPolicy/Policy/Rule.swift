@@ -7,14 +7,18 @@ public struct Rule: Hashable, Sendable {
     public var className: String
     /// `spoken = true`: paused and resumed instead of ducked, because ducked speech is unintelligible.
     public var spoken: Bool
+    /// `unfocused`: what its streams do while none of their app's windows has focus, over the class's
+    /// (a rule for one game, say, in a class that otherwise plays on); nil: the class says.
+    public var unfocused: UnfocusedAction?
     public var location: SourceLocation?
 
     public init(name: String? = nil, matchers: [PropertyMatcher], className: String, spoken: Bool = false,
-                location: SourceLocation? = nil) {
+                unfocused: UnfocusedAction? = nil, location: SourceLocation? = nil) {
         self.name = name
         self.matchers = matchers
         self.className = className
         self.spoken = spoken
+        self.unfocused = unfocused
         self.location = location
     }
 

@@ -6,7 +6,8 @@ import SessionBus
 
 /// Requests on the control socket, as engine events and replies: `status`; interruptions begun and
 /// ended by hooks (`begin`, `end`); a hook that claims Now Playing (`claim`, `playback`); event lines
-/// (`subscribe`); media keys for the Now Playing owner (`command`).
+/// (`subscribe`); media keys for the Now Playing owner (`command`); the window that has focus, from a
+/// desktop's script (`focus`).
 ///
 /// It owns which interruptions each connection began, so that a connection that goes away ends its
 /// own (no stuck ducks).
@@ -90,6 +91,12 @@ final class ControlIntake {
             case let .success(target): return ControlReply(id: request.id, ok: true, sentTo: target)
             case let .failure(refusal): return .failure(request.id, refusal.description)
             }
+        case .focus:
+            // Neither pid nor app: no window has focus (the desktop).
+            let app = request.pid.map { AppIdentity(process: Int($0), name: request.app) }
+                ?? request.app.map { AppIdentity(name: $0) }
+            feed(.focus(app))
+            return ControlReply(id: request.id, ok: true)
         case let .unknown(name):
             return .failure(request.id, "unknown op \"\(name)\"; known: \(ControlRequest.Op.knownList)")
         }

@@ -1,0 +1,119 @@
+import AudioPolicy
+import Foundation
+import Testing
+
+/// Focus on a real X11 display: Xvfb and openbox (which keeps `_NET_ACTIVE_WINDOW`), two real mpv
+/// windows — a "game" playing a tone, classified ambient by a rule, and a second, silent one — and the
+/// daemon with `DISPLAY` set. Activating the other window ducks the game to policies/focus.toml's -12 dB;
+/// activating the game's restores it exactly. The control: the default policy changes nothing.
+@Suite("focus on X11", .serialized, .disabled(if: FocusDesktop.missing != nil, "\(FocusDesktop.missing ?? "")"))
+final class FocusTests {
+    let changes = Changes()
+
+    @Test("a game whose window loses focus is ducked to -12 dB (policies/focus.toml), and restored exactly when its window has focus again")
+    func unfocusedGameDucks() throws {
+        try playFocus(policy: FocusDesktop.gamePolicy(from: "policies/focus.toml"), ducks: true)
+    }
+
+    @Test("control: the default policy (unfocused = nothing) leaves the game alone whatever has focus")
+    func defaultPolicyChangesNothing() throws {
+        try playFocus(policy: FocusDesktop.gamePolicy(from: "policies/default.toml"), ducks: false)
+    }
+
+    private func playFocus(policy: URL, ducks: Bool) throws {
+        defer { try? FileManager.default.removeItem(at: policy.deletingLastPathComponent()) }
+        let display = try FocusDesktop.freeDisplay()
+        let xvfb = try Child(["Xvfb", display, "-nolisten", "tcp"])
+        defer { xvfb.kill() }
+        var environment = TestEnvironment.variables
+        environment["DISPLAY"] = display
+        try changes.await("Xvfb on \(display)", timeout: 10) { () -> Probe<Void> in
+            FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(display.dropFirst())") ? .done(()) : .waiting("no socket")
+        }
+        let openbox = try Child(["openbox"], environment: environment)
+        defer { openbox.kill() }
+        let daemon = try DaemonProcess(policy: policy.path, changes: changes, environment: ["DISPLAY": display])
+        _ = try daemon.awaitLog("focus: following the active window on X display \(display)")
+        let game = try Child(["mpv", "--force-window=yes", "--vo=x11", "--audio-client-name=focusgame", "--loop=inf",
+                              "--no-config", "av://lavfi:sine=frequency=440"], environment: environment)
+        defer { game.kill() }
+        let other = try Child(["mpv", "--force-window=yes", "--vo=x11", "--no-audio", "--idle=yes", "--no-config"],
+                              environment: environment)
+        defer { other.kill() }
+        let gameWindow = try window(of: game.pid, environment)
+        let otherWindow = try window(of: other.pid, environment)
+        let stream = try changes.await("the game's stream", timeout: 10) { () -> Probe<ServerStream> in
+            try SoundServer.streams().first { $0.properties["application.name"] == "focusgame" }
+                .map { .done($0) } ?? .waiting("none yet")
+        }
+        try activate(gameWindow, environment)
+        let own = try awaitVolume(stream.index, "its own volume with its window focused") { _ in true }.volume
+        try activate(otherWindow, environment)
+        let expected = ducks ? DaemonTests.volume(own, at: -12) : own
+        if ducks {
+            try awaitVolume(stream.index, "ducked to \(expected)") { DaemonTests.matches($0.volume, expected) }
+        } else {
+            try changes.watch(for: 2) {
+                let now = try #require(try SoundServer.stream(stream.index))
+                #expect(DaemonTests.matches(now.volume, own), "the default policy changed the game: \(now)")
+            }
+        }
+        try activate(gameWindow, environment)
+        try awaitVolume(stream.index, "back at exactly \(own)") { DaemonTests.matches($0.volume, own) && !$0.muted }
+        #expect(daemon.problems.isEmpty, "\(daemon.problems)")
+    }
+
+    private func window(of pid: Int32, _ environment: [String: String]) throws -> String {
+        try changes.await("a window of pid \(pid)", timeout: 10) { () -> Probe<String> in
+            let found = try outcome(["xdotool", "search", "--pid", "\(pid)"], environment: environment)
+            return found.output.split(separator: "\n").first.map { .done(String($0)) } ?? .waiting("none yet")
+        }
+    }
+
+    private func activate(_ window: String, _ environment: [String: String]) throws {
+        let result = try outcome(["xdotool", "windowactivate", "--sync", window], environment: environment)
+        guard result.code == 0 else { throw CommandFailure(description: "xdotool windowactivate \(window): \(result)") }
+    }
+
+    @discardableResult
+    private func awaitVolume(_ index: UInt32, _ what: String, _ condition: (ServerStream) -> Bool) throws -> ServerStream {
+        try changes.await("the game's stream: \(what)", timeout: 5) { () throws -> Probe<ServerStream> in
+            guard let now = try SoundServer.stream(index) else { throw CommandFailure(description: "the game's stream is gone") }
+            return condition(now) ? .done(now) : .waiting("\(now)")
+        }
+    }
+}
+
+/// What the focus test needs of the machine, and its game rule.
+enum FocusDesktop {
+    /// Why the test cannot run here, or nil.
+    static let missing: String? = {
+        let tools = ["Xvfb", "openbox", "xdotool", "mpv"]
+        let absent = tools.filter { tool in
+            !["/usr/bin", "/usr/local/bin", "/bin"].contains { FileManager.default.isExecutableFile(atPath: "\($0)/\(tool)") }
+        }
+        return absent.isEmpty ? nil : "needs \(absent.joined(separator: ", ")) (apt-get install xvfb openbox xdotool mpv)"
+    }()
+
+    /// A display number nobody uses.
+    static func freeDisplay() throws -> String {
+        for number in 90..<200 where !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)")
+            && !FileManager.default.fileExists(atPath: "/tmp/.X\(number)-lock") {
+            return ":\(number)"
+        }
+        throw CommandFailure(description: "no free X display number in 90..<200")
+    }
+
+    /// The policy at `path` (in the package) with a first rule that makes the tone's mpv an ambient game
+    /// (mpv has a media player's name, so the default rules would make it media).
+    static func gamePolicy(from path: String) throws -> URL {
+        let folder = try TestEnvironment.temporaryFolder("audio-policyd-focus")
+        let text = try String(contentsOf: TestEnvironment.packageRoot.appendingPathComponent(path), encoding: .utf8)
+        let marker = "[[rule]]\nname = \"infrastructure\""
+        guard let at = text.range(of: marker) else { throw CommandFailure(description: "no infrastructure rule in \(path)") }
+        let rule = "[[rule]]\nname = \"focus test game\"\nmatch = { app = \"focusgame\" }\nclass = \"ambient\"\n\n"
+        let file = folder.appendingPathComponent("policy.toml")
+        try (text[..<at.lowerBound] + rule + text[at.lowerBound...]).write(to: file, atomically: true, encoding: .utf8)
+        return file
+    }
+}
