@@ -59,7 +59,7 @@ struct SoakTests {
     @Test("control: after a headset with music on it goes away, a user who never acts finds the music still muted")
     func lostOutputHoldsTheMute() throws {
         let (code, output) = try Self.soak([
-            "--duration", "14s", "--seed", "5", "--rate", "40", "--checkpoint-every", "7s", "--kill-every", "0",
+            "--duration", "14s", "--seed", "5", "--rate", "40", "--user-changes", "0", "--checkpoint-every", "7s", "--kill-every", "0",
             "--output-every", "3s", "--settle-timeout", "5s", "--inject-fault", "user-ignores-loss",
         ])
         #expect(code == 1, "\(output)")

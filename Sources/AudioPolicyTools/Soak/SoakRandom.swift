@@ -21,9 +21,11 @@ public struct SoakRandom: RandomNumberGenerator {
         UInt64(Double.random(in: 0.5...1.5, using: &self) * seconds * 1_000_000)
     }
 
-    /// Microseconds until the next event of a Poisson process with `perSecond` events a second.
+    /// Microseconds until the next event of a Poisson process with `perSecond` events a second; a rate
+    /// of 0 (`--user-changes 0`) is a wait that never ends (still far from overflowing when added to now).
     public mutating func exponential(perSecond: Double) -> UInt64 {
         let u = Double.random(in: Double.ulpOfOne..<1, using: &self)
+        guard perSecond > 0 else { return UInt64.max / 4 }
         return UInt64(-log(u) / perSecond * 1_000_000)
     }
 }

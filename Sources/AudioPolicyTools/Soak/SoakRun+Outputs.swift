@@ -148,7 +148,11 @@ extension SoakRun {
     /// A headset arrives and the user moves one to three live streams onto it (the music app's first:
     /// they live through checkpoints).
     func startOutput(now: UInt64) {
-        let live = levels.streams.keys.filter { mixer.streams[$0] != nil }.sorted()
+        var live = levels.streams.keys.filter { mixer.streams[$0] != nil }.sorted()
+        if plan.fault == .userIgnoresLoss {
+            // The fault needs a loss the rules call for: streams that play (a corked one is not heard).
+            live = live.filter { index in appOfStream[index].flatMap { apps[$0] }.map { !$0.isCorked } ?? false }
+        }
         guard !live.isEmpty, let speakers = pactl("get-default-sink").flatMap(Self.firstWord) else { return }
         nextOutputNumber += 1
         let number = nextOutputNumber
