@@ -47,7 +47,18 @@ final class FocusTests {
                 .map { .done($0) } ?? .waiting("none yet")
         }
         try activate(gameWindow, environment)
-        let own = try awaitVolume(stream.index, "its own volume with its window focused") { _ in true }.volume
+        // The other window opened last and had focus: the game may be on its way back from a duck. Its own
+        // volume is what the server shows once the daemon has it untouched (factor 1) and the ramp is over.
+        try changes.await("the daemon to have the game untouched", timeout: 5) { () throws -> Probe<Void> in
+            let status = try daemon.status()
+            let row = status.streams.first { $0.index == stream.index }
+            return row.map { $0.factor == 1 && $0.state == .playing } == true ? .done(()) : .waiting(DaemonTests.describe(status))
+        }
+        var last: ServerStream?
+        let own = try awaitVolume(stream.index, "its own volume, steady with its window focused") { now in
+            defer { last = now }
+            return last.map { DaemonTests.matches($0.volume, now.volume) } ?? false
+        }.volume
         try activate(otherWindow, environment)
         let expected = ducks ? DaemonTests.volume(own, at: -12) : own
         if ducks {
