@@ -116,7 +116,7 @@ public final class Daemon {
         actuation.feedLater = feedLater
         actuation.meters.onAudibility = { [unowned self] index, audible in
             guard self.actuation.streams[index] != nil else { return }
-            self.feed(.audibility(StreamID(sinkInput: index), audible: audible))
+            self.feed(.audibility(StreamID.playback(index), audible: audible))
         }
         serverIntake.feed = feed
         serverIntake.onReady = { [unowned self] in self.becameReady() }

@@ -4,20 +4,106 @@ public typealias Milliseconds = Int
 /// A stream's properties, as the sound server reports them (`media.role`, `application.name`, …).
 public typealias Properties = [String: String]
 
-/// Identifies one stream (a PulseAudio sink input, a fixture stream, or a hook's interruption token).
+/// Identifies one stream the engine follows, typed by what it is: a backend's playback or capture
+/// stream, a hook's interruption, a claim, or a fixture's named stream.
+///
+/// The parts of the daemon hand the engine typed ids and take typed ids back from its commands, so no
+/// part builds a name with a prefix and parses it back. ``rawValue`` is the printed form (`12`,
+/// `capture-12`, `hook-1-2`, `claim-1`, a fixture's name): logs, `status`, timelines and recorded
+/// fixtures show it, and a recorded fixture reads it back as a named stream.
 public struct StreamID: Hashable, Comparable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
-    public let rawValue: String
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-    public init(stringLiteral value: String) { self.rawValue = value }
+    /// What the id names.
+    public enum Object: Hashable, Sendable {
+        /// A fixture's, a benchmark's or a recorded stream, by name.
+        case named(String)
+        /// A playback stream of the sound backend, by its index there: a PulseAudio sink input (also on
+        /// pipewire-pulse), or an ALSA plugin stream (``ALSAPluginServer`` numbers them).
+        case playback(UInt32)
+        /// A capture stream of the sound backend (a source output, an ALSA capture PCM), by index.
+        case capture(UInt32)
+        /// An interruption a control connection began (`begin`): the connection and its count there.
+        case hook(client: Int, number: Int)
+        /// A control connection's claim of Now Playing (`claim`).
+        case claim(client: Int)
+    }
+
+    public let object: Object
+    public init(_ object: Object) { self.object = object }
+    public init(_ name: String) { self.object = .named(name) }
+    public init(stringLiteral value: String) { self.object = .named(value) }
+    public static func playback(_ index: UInt32) -> StreamID { StreamID(.playback(index)) }
+    public static func capture(_ index: UInt32) -> StreamID { StreamID(.capture(index)) }
+
+    /// The printed form; never parsed back.
+    public var rawValue: String {
+        switch object {
+        case let .named(name): name
+        case let .playback(index): String(index)
+        case let .capture(index): "capture-\(index)"
+        case let .hook(client, number): "hook-\(client)-\(number)"
+        case let .claim(client): "claim-\(client)"
+        }
+    }
     public var description: String { rawValue }
-    public static func < (lhs: StreamID, rhs: StreamID) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// The backend's playback stream this names, if it names one.
+    public var playbackIndex: UInt32? {
+        if case let .playback(index) = object { return index }
+        return nil
+    }
+
+    /// Named streams by name, backend streams by index (numerically), hooks and claims by connection.
+    public static func < (lhs: StreamID, rhs: StreamID) -> Bool {
+        switch (lhs.object, rhs.object) {
+        case let (.named(a), .named(b)): a < b
+        case let (.playback(a), .playback(b)), let (.capture(a), .capture(b)): a < b
+        case let (.hook(a, m), .hook(b, n)): (a, m) < (b, n)
+        case let (.claim(a), .claim(b)): a < b
+        default: lhs.rank < rhs.rank
+        }
+    }
+
+    private var rank: Int {
+        switch object {
+        case .named: 0
+        case .playback: 1
+        case .capture: 2
+        case .hook: 3
+        case .claim: 4
+        }
+    }
 }
 
-/// Identifies a controllable media player (an MPRIS bus name such as `org.mpris.MediaPlayer2.mpv`).
+/// Identifies a controllable media player: an MPRIS bus name (`org.mpris.MediaPlayer2.mpv`), or a control
+/// connection that claimed Now Playing and takes its commands over the socket.
 public struct PlayerID: Hashable, Sendable, CustomStringConvertible {
-    public let rawValue: String
-    public init(_ rawValue: String) { self.rawValue = rawValue }
+    /// What kind of player.
+    public enum Object: Hashable, Sendable {
+        /// A player on the session bus, by its MPRIS bus name.
+        case mpris(String)
+        /// A hook's claim, by its control connection.
+        case hook(client: Int)
+    }
+
+    public let object: Object
+    public init(_ object: Object) { self.object = object }
+    /// An MPRIS player by bus name (fixtures name players so).
+    public init(_ busName: String) { self.object = .mpris(busName) }
+
+    /// The printed form (the bus name, or `hook:CLIENT`); never parsed back.
+    public var rawValue: String {
+        switch object {
+        case let .mpris(name): name
+        case let .hook(client): "hook:\(client)"
+        }
+    }
     public var description: String { rawValue }
+
+    /// The MPRIS bus name, for a player on the bus.
+    public var busName: String? {
+        if case let .mpris(name) = object { return name }
+        return nil
+    }
 }
 
 /// A position in a policy or fixture file, printed as `FILE:LINE:COLUMN`.

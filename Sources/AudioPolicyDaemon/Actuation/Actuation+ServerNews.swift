@@ -74,7 +74,7 @@ extension Actuation {
         // A volume the server restored from one of our ducks is not the stream's own.
         let mutedByUs = adoptSavedOrigin(index)
         let adopted = mutedByUs || streams[index]?.ownVolume != own
-        if ramps.running[index] == nil, let factor = reading.engine.factor(of: StreamID(sinkInput: index), at: clock.now),
+        if ramps.running[index] == nil, let factor = reading.engine.factor(of: StreamID.playback(index), at: clock.now),
            factor != 1, streams[index]?.policyMuted == false {
             write(index, factor: factor)
         }

@@ -129,7 +129,7 @@ final class Actuation {
 
     /// The live sink input an engine stream name stands for.
     func index(of id: StreamID) -> UInt32? {
-        id.sinkInput.flatMap { streams[$0] == nil ? nil : $0 }
+        id.playbackIndex.flatMap { streams[$0] == nil ? nil : $0 }
     }
 
     // MARK: - Ramps
@@ -168,7 +168,7 @@ final class Actuation {
         guard on else { return meters.stop(index) }
         guard let server, let live = streams[index] else { return }
         if meters.start(index, sink: live.input.sinkIndex, on: server) {
-            feedLater(.measuring(StreamID(sinkInput: index)))
+            feedLater(.measuring(StreamID.playback(index)))
         }
     }
 

@@ -69,7 +69,8 @@ final class ControlIntake {
                 players.endClaim(of: client)
                 return ControlReply(id: request.id, ok: true)
             }
-            guard let token = request.token.map({ StreamID($0) }), hooksByClient[client]?.contains(token) == true else {
+            // The wire carries the printed token: it is looked up among this connection's, not parsed.
+            guard let text = request.token, let token = hooksByClient[client]?.first(where: { $0.rawValue == text }) else {
                 return .failure(request.id, "end needs the \"token\" of an interruption this connection began "
                     + "(or of its claim)")
             }
@@ -113,7 +114,7 @@ final class ControlIntake {
         }
         var properties = request.properties ?? [:]
         if let app = request.app { properties["application.name"] = app }
-        let token = StreamID("hook-\(client)-\(nextHook)")
+        let token = StreamID(.hook(client: client, number: nextHook))
         nextHook += 1
         hooksByClient[client, default: []].insert(token)
         feed(.interruptionBegan(token: token, className: className, properties))

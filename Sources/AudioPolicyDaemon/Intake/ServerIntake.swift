@@ -130,7 +130,7 @@ final class ServerIntake {
 
     private func streamAdded(_ input: SinkInput) {
         guard actuation.streams[input.index] == nil else { return streamChanged(input) }
-        let id = StreamID(sinkInput: input.index)
+        let id = StreamID.playback(input.index)
         let savedStart = actuation.streamAppeared(input)
         // Created corked, it is no sound yet: it interrupts nothing until it first plays.
         feed(.streamStarted(id, input.properties, player: players.playerForNewStream(input), playing: !input.corked))
@@ -147,7 +147,7 @@ final class ServerIntake {
     private func streamChanged(_ input: SinkInput) {
         guard let old = actuation.streamChanged(input) else { return streamAdded(input) }
         defer { actuation.prepareJournalEntry(input.index) }
-        let id = StreamID(sinkInput: input.index)
+        let id = StreamID.playback(input.index)
         // Moved: by the server off a sink going away, or by the user; the engine tells which.
         if input.sinkIndex != old.sinkIndex { feed(.streamMoved(id, to: OutputID(sink: input.sinkIndex))) }
         if input.properties != old.properties { feed(.streamChanged(id, input.properties)) }
@@ -164,7 +164,7 @@ final class ServerIntake {
     private func streamRemoved(_ index: UInt32) {
         guard let input = actuation.streams[index]?.input else { return }
         actuation.meters.stop(index)
-        feed(.streamEnded(StreamID(sinkInput: index)))
+        feed(.streamEnded(StreamID.playback(index)))
         players.streamEnded(index)
         sandboxed.forget(index)
         actuation.streamEnded(index)
@@ -194,7 +194,7 @@ final class ServerIntake {
     private func captureChanged(_ capture: SourceOutput) {
         let recording = !capture.isMonitor && !capture.isPeakDetect && !capture.isOwnMeter && !capture.corked
         guard recording != recordingCaptures.contains(capture.index) else { return }
-        let id = StreamID(capture: capture.index)
+        let id = StreamID.capture(capture.index)
         if recording {
             recordingCaptures.insert(capture.index)
             log.info("capture \(capture.index) (\(capture.applicationName ?? "?")): recording from a microphone")
@@ -209,6 +209,6 @@ final class ServerIntake {
     private func captureRemoved(_ index: UInt32) {
         guard recordingCaptures.remove(index) != nil else { return }
         log.info("capture \(index): ended")
-        feed(.captureEnded(StreamID(capture: index)))
+        feed(.captureEnded(StreamID.capture(index)))
     }
 }

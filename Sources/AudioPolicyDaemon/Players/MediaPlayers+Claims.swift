@@ -10,8 +10,8 @@ extension MediaPlayers {
     /// tells the engine.
     func claim(by client: ControlServer.ClientID, pid: Int32?, application: String, properties: Properties)
         -> PlayerClaim {
-        let claim = PlayerClaim(client: client, token: StreamID("claim-\(client)"),
-                                player: PlayerID("hook:\(client)"), pid: pid, application: application,
+        let claim = PlayerClaim(client: client, token: StreamID(.claim(client: client)),
+                                player: PlayerID(.hook(client: client)), pid: pid, application: application,
                                 status: claims[client]?.status)
         claims[client] = claim
         log.info("control client \(client): \(application) claims Now Playing (\(claim.token))")

@@ -15,7 +15,7 @@ extension MediaPlayers {
                 outbox.send(ControlEvent(event: .pause, index: index, token: claim.token.rawValue), to: claim.client)
                 return
             }
-            guard let players, let target = players.player(named: player.rawValue) else {
+            guard let players, let name = player.busName, let target = players.player(named: name) else {
                 log.warning("stream \(id): player \(player) is not on the bus; falling back to fade-and-mute")
                 feedLater(.pauseIgnored(id))
                 return
@@ -34,7 +34,7 @@ extension MediaPlayers {
                 outbox.send(ControlEvent(event: .resume, index: index, token: claim.token.rawValue), to: claim.client)
                 return
             }
-            guard let players, let target = players.player(named: player.rawValue) else {
+            guard let players, let name = player.busName, let target = players.player(named: name) else {
                 log.warning("stream \(id): player \(player) is not on the bus; cannot resume it")
                 return
             }
@@ -58,7 +58,7 @@ extension MediaPlayers {
             reply(.success([]))
             return true
         }
-        guard let players, let target = players.player(named: player.rawValue) else { return false }
+        guard let players, let name = player.busName, let target = players.player(named: name) else { return false }
         log.info("now playing: \(method) -> \(target.busName)")
         players.call(target.busName, method: method, arguments, reply: reply)
         return true

@@ -45,14 +45,14 @@ extension MediaPlayers {
             origins[index] = origin
             guard changed else { continue }
             log.info("stream \(index): \(player.map { "played by \($0)" } ?? "no player any more")")
-            feed(.playerChanged(StreamID(sinkInput: index), player))
+            feed(.playerChanged(StreamID.playback(index), player))
         }
     }
 
     /// A stream ended: its player is remembered as the player it last played for.
     func streamEnded(_ index: UInt32) {
         if let player = origins.removeValue(forKey: index)?.player {
-            lastStreamOfPlayer[player] = StreamID(sinkInput: index)
+            lastStreamOfPlayer[player] = StreamID.playback(index)
         }
     }
 
@@ -60,7 +60,7 @@ extension MediaPlayers {
     /// player while it plays, its last player after it ended, the claiming connection for a claim.
     func player(standingFor id: StreamID) -> PlayerID? {
         if let claim = claims.values.first(where: { $0.token == id }) { return claim.player }
-        if let index = id.sinkInput, let origin = origins[index] { return origin.player }
+        if let index = id.playbackIndex, let origin = origins[index] { return origin.player }
         return lastStreamOfPlayer.first { $0.value == id }?.key
     }
 }

@@ -141,7 +141,7 @@ final class MediaPlayers {
 
     /// The MPRIS player on the bus with this engine name, if it is there.
     func busPlayer(_ player: PlayerID) -> MPRISPlayer? {
-        players?.player(named: player.rawValue)
+        player.busName.flatMap { players?.player(named: $0) }
     }
 
     /// Every MPRIS player on the bus, by bus name.
@@ -178,7 +178,7 @@ final class MediaPlayers {
     /// Tells the engine that every stream `player` plays is playing or not.
     func feedPlayback(of player: PlayerID, playing: Bool) {
         for (index, origin) in origins.sorted(by: { $0.key < $1.key }) where origin.player == player {
-            feed(.playback(StreamID(sinkInput: index), playing: playing))
+            feed(.playback(StreamID.playback(index), playing: playing))
         }
     }
 

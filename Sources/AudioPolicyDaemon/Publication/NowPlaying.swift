@@ -65,7 +65,7 @@ final class NowPlaying {
     /// A sink input ended: who it was is kept for a while.
     func streamEnded(_ input: SinkInput) {
         let name = input.applicationName ?? input.processBinary ?? "stream \(input.index)"
-        ended.append(EndedStream(id: StreamID(sinkInput: input.index), application: name, pid: input.processID,
+        ended.append(EndedStream(id: StreamID.playback(input.index), application: name, pid: input.processID,
                                  appID: input.properties[SandboxedStreams.appIDKey]))
         if ended.count > Self.endedKept { ended.removeFirst() }
     }

@@ -90,7 +90,7 @@ final class Publication {
                 audible: status.isHook ? nil : status.audible, measured: status.isHook ? nil : status.measured,
                 target: status.target, settles: Int(status.settlesAt))
             row.appID = live?.input.properties[SandboxedStreams.appIDKey]
-            row.player = index.flatMap { players.player(standingFor: StreamID(sinkInput: $0))?.rawValue }
+            row.player = index.flatMap { players.player(standingFor: StreamID.playback($0))?.rawValue }
             return row
         }
     }
