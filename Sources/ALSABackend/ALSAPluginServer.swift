@@ -35,19 +35,7 @@ public final class ALSAPluginServer: StreamServer {
 
     // MARK: What the daemon hears
 
-    public var onStateChange: (PulseConnection.State) -> Void = { _ in }
-    public var onInitialStreams: ([SinkInput]) -> Void = { _ in }
-    public var onStreamAdded: (SinkInput) -> Void = { _ in }
-    public var onStreamChanged: (SinkInput) -> Void = { _ in }
-    public var onStreamRemoved: (UInt32) -> Void = { _ in }
-    public var onInitialCaptures: ([SourceOutput]) -> Void = { _ in }
-    public var onCaptureAdded: (SourceOutput) -> Void = { _ in }
-    public var onCaptureChanged: (SourceOutput) -> Void = { _ in }
-    public var onCaptureRemoved: (UInt32) -> Void = { _ in }
-    public var onSinkAdded: (Sink) -> Void = { _ in }
-    public var onSinkChanged: (Sink) -> Void = { _ in }
-    public var onSinkRemoved: (UInt32) -> Void = { _ in }
-    public var onError: (String) -> Void = { _ in }
+    public var onNews: (ServerNews) -> Void = { _ in }
 
     // MARK: State
 
@@ -98,12 +86,12 @@ public final class ALSAPluginServer: StreamServer {
     public func connect() {
         guard state == .unconnected else { return }
         state = .connecting
-        onStateChange(.connecting)
+        onNews(.state(.connecting))
         do {
             socket = try PluginSocket(path: socketPath)
         } catch {
             state = .failed("\(error)")
-            later.post { [weak self] in self?.onStateChange(.failed("\(error)")) }
+            later.post { [weak self] in self?.onNews(.state(.failed("\(error)"))) }
             return
         }
         later.post { [weak self] in self?.becomeReady() }
@@ -113,9 +101,9 @@ public final class ALSAPluginServer: StreamServer {
         guard let socket, state == .connecting else { return }
         serverDescription = Self.description
         state = .ready
-        onStateChange(.ready)
-        onInitialStreams([])
-        onInitialCaptures([])
+        onNews(.state(.ready))
+        onNews(.initialStreams([]))
+        onNews(.initialCaptures([]))
         // Only now: no stream may be announced before the initial lists.
         listenerWatch = MainLoop.IOWatch(loop: loop, fd: socket.fd, events: .readable) { [unowned self] _ in
             self.acceptAll()
@@ -171,7 +159,7 @@ public final class ALSAPluginServer: StreamServer {
             streams[number] = stream
             guard stream.corked != wasCorked else { return }
             if let feed = feeds[stream.index] { stream.corked ? feed.pause() : feed.resume() }
-            if stream.isCapture { onCaptureChanged(stream.sourceOutput) } else { onStreamChanged(stream.sinkInput()) }
+            if stream.isCapture { onNews(.captureChanged(stream.sourceOutput)) } else { onNews(.streamChanged(stream.sinkInput())) }
         case let .peak(peak):
             feeds[stream.index]?.report(peak, heardUntil: stream.heardUntil(position: peak.position))
         default:
@@ -185,10 +173,10 @@ public final class ALSAPluginServer: StreamServer {
         streams[number] = stream
         byIndex[stream.index] = number
         if stream.isCapture {
-            onCaptureAdded(stream.sourceOutput)
+            onNews(.captureAdded(stream.sourceOutput))
         } else {
             connections[number]?.send(.meter(intervalMilliseconds: Self.idleInterval))
-            onStreamAdded(stream.sinkInput())
+            onNews(.streamAdded(stream.sinkInput()))
         }
     }
 
@@ -199,9 +187,9 @@ public final class ALSAPluginServer: StreamServer {
         byIndex[stream.index] = nil
         pendingEchoes.remove(stream.index)
         if stream.isCapture {
-            onCaptureRemoved(stream.index)
+            onNews(.captureRemoved(stream.index))
         } else {
-            onStreamRemoved(stream.index)
+            onNews(.streamRemoved(stream.index))
         }
         feeds.removeValue(forKey: stream.index)?.meter.finish("sink input \(stream.index) ended")
     }
@@ -210,7 +198,7 @@ public final class ALSAPluginServer: StreamServer {
 
     public func setVolume(index: UInt32, volumes: ChannelVolumes) {
         guard let number = byIndex[index], var stream = streams[number], !stream.isCapture else {
-            return onError("set volume of sink input \(index): no such stream")
+            return onNews(.error("set volume of sink input \(index): no such stream"))
         }
         connections[number]?.send(.setGain(gain: PluginStream.gain(for: volumes), rampMilliseconds: rampMilliseconds))
         stream.volume = volumes
@@ -220,7 +208,7 @@ public final class ALSAPluginServer: StreamServer {
 
     public func setMute(index: UInt32, muted: Bool) {
         guard let number = byIndex[index], var stream = streams[number], !stream.isCapture else {
-            return onError("set mute of sink input \(index): no such stream")
+            return onNews(.error("set mute of sink input \(index): no such stream"))
         }
         connections[number]?.send(.mute(muted, fadeMilliseconds: Self.muteFade))
         stream.muted = muted
@@ -234,7 +222,7 @@ public final class ALSAPluginServer: StreamServer {
         later.post { [weak self] in
             guard let self, self.pendingEchoes.remove(index) != nil, let number = self.byIndex[index],
                   let stream = self.streams[number] else { return }
-            self.onStreamChanged(stream.sinkInput(levelChange: .ours))
+            self.onNews(.streamChanged(stream.sinkInput(levelChange: .ours)))
         }
     }
 

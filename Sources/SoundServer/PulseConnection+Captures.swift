@@ -50,7 +50,7 @@ extension PulseConnection {
             captures.records[index] = record
             list.append(capture)
         }
-        onInitialCaptures(list)
+        onNews(.initialCaptures(list))
     }
 
     // MARK: - Events
@@ -89,7 +89,7 @@ extension PulseConnection {
         guard let record = captures.records.removeValue(forKey: index) else { return }
         captures.pruneSources()
         if record.delivered != nil {
-            onCaptureRemoved(index)
+            onNews(.captureRemoved(index))
         }
     }
 
@@ -117,9 +117,9 @@ extension PulseConnection {
         record.delivered = capture
         captures.records[index] = record
         if previous == nil {
-            onCaptureAdded(capture)
+            onNews(.captureAdded(capture))
         } else {
-            onCaptureChanged(capture)
+            onNews(.captureChanged(capture))
         }
     }
 

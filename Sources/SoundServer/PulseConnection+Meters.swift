@@ -9,7 +9,7 @@ extension PulseConnection {
     /// to hear when the sink input ended.
     public func meter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> PeakMeter? {
         guard let context, contextIsReady else {
-            onError("meter sink input \(sinkInput): not connected")
+            onNews(.error("meter sink input \(sinkInput): not connected"))
             return nil
         }
         // pipewire-pulse sends a record stream's data once per graph cycle, and its cycles come in powers of

@@ -40,7 +40,7 @@ extension PulseConnection {
             let previous = sinks[index]
             if previous != sink {
                 sinks[index] = sink
-                if previous == nil { onSinkAdded(sink) } else { onSinkChanged(sink) }
+                if previous == nil { onNews(.sinkAdded(sink)) } else { onNews(.sinkChanged(sink)) }
             }
         }
         if again { fetchSink(index) }
@@ -49,7 +49,7 @@ extension PulseConnection {
     func sinkRemoved(_ index: UInt32) {
         sinkFetches[index] = nil
         guard sinks.removeValue(forKey: index) != nil else { return }
-        onSinkRemoved(index)
+        onNews(.sinkRemoved(index))
     }
 }
 

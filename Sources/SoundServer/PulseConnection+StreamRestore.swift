@@ -7,7 +7,7 @@ extension PulseConnection {
     /// Reads every saved entry; `nil` (and ``onError``) if the read failed.
     public func readSavedEntries(completion: @escaping ([StreamRestoreEntry]?) -> Void) {
         guard let context, contextIsReady else {
-            onError("read stream-restore entries: not connected")
+            onNews(.error("read stream-restore entries: not connected"))
             completion(nil)
             return
         }
@@ -64,7 +64,7 @@ extension PulseConnection {
     private func sendSavedEntry(_ entry: StreamRestoreEntry, completion: ((Bool) -> Void)? = nil) {
         let action = "write stream-restore entry \(entry.name)"
         guard let context, contextIsReady else {
-            onError("\(action): not connected")
+            onNews(.error("\(action): not connected"))
             completion?(false)
             return
         }

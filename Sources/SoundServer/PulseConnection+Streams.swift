@@ -85,7 +85,7 @@ extension PulseConnection {
             tracker.records[index] = record
             streams.append(stream)
         }
-        onInitialStreams(streams)
+        onNews(.initialStreams(streams))
         deliverInitialCapturesIfComplete()
     }
 
@@ -221,14 +221,14 @@ extension PulseConnection {
             }
             record.delivered = stream
             tracker.records[index] = record
-            onStreamChanged(stream)
+            onNews(.streamChanged(stream))
         } else {
             record.delivered = stream
             tracker.records[index] = record
             if let onStreamTimed, let announced = record.announcedAt {
                 onStreamTimed(index, announced, record.describedAt ?? announced)
             }
-            onStreamAdded(stream)
+            onNews(.streamAdded(stream))
         }
     }
 
@@ -237,7 +237,7 @@ extension PulseConnection {
         tracker.ownWrites.removeValue(forKey: index)
         guard let record = tracker.records.removeValue(forKey: index) else { return }
         if record.delivered != nil {
-            onStreamRemoved(index)
+            onNews(.streamRemoved(index))
         }
     }
 

@@ -4,15 +4,12 @@ import EventLoop
 /// The daemon's connection to the sound server (PulseAudio, or PipeWire
 /// through pipewire-pulse): a `pa_context` on the daemon's ``MainLoop``.
 ///
-/// Once ready it tracks every sink input and delivers, in this order: one
-/// ``onInitialStreams`` snapshot, then ``onStreamAdded``,
-/// ``onStreamChanged`` and ``onStreamRemoved`` as the server reports them.
-/// Capture streams (source outputs) follow the same way: ``onInitialCaptures``
-/// right after ``onInitialStreams``, then ``onCaptureAdded``,
-/// ``onCaptureChanged`` and ``onCaptureRemoved``. ``meter(sinkInput:sink:onPeak:)``
-/// measures one sink input's level.
+/// Once ready it tracks every sink input, source output and sink and tells
+/// ``onNews`` (``ServerNews``), in this order: the initial snapshot of streams,
+/// then of captures, the sinks, then every change as the server reports it.
+/// ``meter(sinkInput:sink:onPeak:)`` measures one sink input's level.
 /// Writes (`setVolume`, `setMute`, stream-restore) are fire and forget;
-/// failures go to ``onError``.
+/// failures arrive as ``ServerNews/error(_:)``.
 ///
 /// Every closure runs on the main loop, inside a libpulse callback. They
 /// may call back into the connection (to set a volume, say), and the
@@ -20,7 +17,7 @@ import EventLoop
 ///
 /// ```swift
 /// let pulse = PulseConnection(loop: loop, applicationName: "audio-policyd")
-/// pulse.onStreamAdded = { stream in engine.handle(.streamAppeared(stream), now) }
+/// pulse.onNews = { news in if case let .streamAdded(stream) = news { print(stream.index) } }
 /// pulse.connect()
 /// ```
 public final class PulseConnection {
@@ -41,35 +38,9 @@ public final class PulseConnection {
 
     // MARK: - What the daemon hears
 
-    /// Called on every state change.
-    public var onStateChange: (State) -> Void = { _ in }
-    /// Called once per connection, after the subscription is in place, with
-    /// every sink input that existed then.
-    public var onInitialStreams: ([SinkInput]) -> Void = { _ in }
-    /// Called when a new sink input appears (after its client is known).
-    public var onStreamAdded: (SinkInput) -> Void = { _ in }
-    /// Called when a known sink input changes in a way a snapshot shows.
-    public var onStreamChanged: (SinkInput) -> Void = { _ in }
-    /// Called with the index of a sink input that went away.
-    public var onStreamRemoved: (UInt32) -> Void = { _ in }
-    /// Called once per connection, right after ``onInitialStreams``, with
-    /// every source output (capture stream) that existed then.
-    public var onInitialCaptures: ([SourceOutput]) -> Void = { _ in }
-    /// Called when a new source output appears (after its client and source are known).
-    public var onCaptureAdded: (SourceOutput) -> Void = { _ in }
-    /// Called when a known source output changes (corked, moved, properties).
-    public var onCaptureChanged: (SourceOutput) -> Void = { _ in }
-    /// Called with the index of a source output that went away.
-    public var onCaptureRemoved: (UInt32) -> Void = { _ in }
-    /// Called when a sink (an output) appears: each one listed after connecting, then each new one.
-    public var onSinkAdded: (Sink) -> Void = { _ in }
-    /// Called when a known sink's description changes (its active port, a port's availability).
-    public var onSinkChanged: (Sink) -> Void = { _ in }
-    /// Called with the index of a sink that went away, as soon as the server says so.
-    public var onSinkRemoved: (UInt32) -> Void = { _ in }
-    /// Called with a description of a failed request.
-    public var onError: (String) -> Void = { _ in }
-    /// For `bench`, which times the daemon: called just before ``onStreamAdded`` for a stream the server
+    /// Every piece of news, in order (``ServerNews``).
+    public var onNews: (ServerNews) -> Void = { _ in }
+    /// For `bench`, which times the daemon: called just before ``ServerNews/streamAdded(_:)`` for a stream the server
     /// announced while connected, with when its announcement entered the process and when the answer
     /// describing it arrived (monotonic µs). The stream itself carries no timing.
     public var onStreamTimed: ((_ index: UInt32, _ announced: UInt64, _ described: UInt64) -> Void)?
@@ -182,7 +153,7 @@ public final class PulseConnection {
     func setState(_ newState: State) {
         guard newState != state else { return }
         state = newState
-        onStateChange(newState)
+        onNews(.state(newState))
     }
 
     /// Handles a `pa_context` state change.
@@ -219,7 +190,7 @@ public final class PulseConnection {
     /// server's echo arrives with `levelChange == .ours`.
     public func setVolume(index: UInt32, volumes: ChannelVolumes) {
         guard let context, contextIsReady else {
-            onError("set volume of sink input \(index): not connected")
+            onNews(.error("set volume of sink input \(index): not connected"))
             return
         }
         tracker.ownWrites[index, default: OwnWrites()].recordVolume(volumes, at: MainLoop.monotonicMicroseconds())
@@ -235,7 +206,7 @@ public final class PulseConnection {
     /// Mutes or unmutes a sink input and remembers it, like ``setVolume(index:volumes:)``.
     public func setMute(index: UInt32, muted: Bool) {
         guard let context, contextIsReady else {
-            onError("set mute of sink input \(index): not connected")
+            onNews(.error("set mute of sink input \(index): not connected"))
             return
         }
         tracker.ownWrites[index, default: OwnWrites()].recordMute(muted, at: MainLoop.monotonicMicroseconds())
@@ -266,7 +237,7 @@ public final class PulseConnection {
 
     /// Reports `action` as failed with the context's last error.
     func reportFailure(of action: String, context: OpaquePointer?) {
-        onError("\(action): \(Self.errorText(context))")
+        onNews(.error("\(action): \(Self.errorText(context))"))
     }
 
     static func errorText(_ context: OpaquePointer?) -> String {

@@ -1,26 +1,15 @@
 /// A sound server's playback and capture streams, as the daemon sees them: what it hears and what it writes.
 ///
-/// Exactly the surface of ``PulseConnection`` that the daemon uses, so that its actuation and recovery can
-/// be tested against a fake server in a unit test (no sound server, no bus), besides the real-server tests.
-/// ``PulseConnection`` is the one real conformer; its documentation tells the order of the deliveries,
-/// which a fake must keep: ``onStateChange`` with `.ready`, then ``onInitialStreams`` and
-/// ``onInitialCaptures``, then the changes. Every closure runs on the daemon's main loop.
+/// The one backend protocol: ``PulseConnection`` (PulseAudio, pipewire-pulse) and ``ALSAPluginServer`` (the
+/// plugins in ALSA clients) implement it, and so does the unit tests' fake server (no sound server, no bus).
+/// What a backend reports is one typed ``ServerNews`` stream; the order of the deliveries, which every
+/// conformer keeps (``ServerNews``): `.state(.ready)`, then `.initialStreams` and `.initialCaptures`,
+/// then the changes.
 public protocol StreamServer: AnyObject {
     // MARK: What the daemon hears
 
-    var onStateChange: (PulseConnection.State) -> Void { get set }
-    var onInitialStreams: ([SinkInput]) -> Void { get set }
-    var onStreamAdded: (SinkInput) -> Void { get set }
-    var onStreamChanged: (SinkInput) -> Void { get set }
-    var onStreamRemoved: (UInt32) -> Void { get set }
-    var onInitialCaptures: ([SourceOutput]) -> Void { get set }
-    var onCaptureAdded: (SourceOutput) -> Void { get set }
-    var onCaptureChanged: (SourceOutput) -> Void { get set }
-    var onCaptureRemoved: (UInt32) -> Void { get set }
-    var onSinkAdded: (Sink) -> Void { get set }
-    var onSinkChanged: (Sink) -> Void { get set }
-    var onSinkRemoved: (UInt32) -> Void { get set }
-    var onError: (String) -> Void { get set }
+    /// Every piece of news, in order, on the daemon's main loop.
+    var onNews: (ServerNews) -> Void { get set }
 
     // MARK: The connection
 

@@ -23,19 +23,26 @@ struct ALSAPluginServerTests {
         var captures: [SourceOutput] = []
         var capturesRemoved: [UInt32] = []
         var initialDeliveries = 0
+        var errors: [String] = []
 
         init() throws {
             scratch = try ScratchDirectory()
             server = ALSAPluginServer(loop: loop, socketPath: scratch.url.appendingPathComponent("run/alsa").path,
                                       rampMilliseconds: 15)
-            server.onStateChange = { [unowned self] in self.states.append($0) }
-            server.onInitialStreams = { [unowned self] in self.initialDeliveries += 1; #expect($0.isEmpty) }
-            server.onInitialCaptures = { [unowned self] in self.initialDeliveries += 1; #expect($0.isEmpty) }
-            server.onStreamAdded = { [unowned self] in self.added.append($0) }
-            server.onStreamChanged = { [unowned self] in self.changed.append($0) }
-            server.onStreamRemoved = { [unowned self] in self.removed.append($0) }
-            server.onCaptureAdded = { [unowned self] in self.captures.append($0) }
-            server.onCaptureRemoved = { [unowned self] in self.capturesRemoved.append($0) }
+            server.onNews = { [unowned self] news in
+                switch news {
+                case let .state(state): states.append(state)
+                case let .initialStreams(list): initialDeliveries += 1; #expect(list.isEmpty)
+                case let .initialCaptures(list): initialDeliveries += 1; #expect(list.isEmpty)
+                case let .streamAdded(input): added.append(input)
+                case let .streamChanged(input): changed.append(input)
+                case let .streamRemoved(index): removed.append(index)
+                case let .captureAdded(capture): captures.append(capture)
+                case let .captureRemoved(index): capturesRemoved.append(index)
+                case let .error(message): errors.append(message)
+                case .captureChanged, .sinkAdded, .sinkChanged, .sinkRemoved: break
+                }
+            }
             server.connect()
             #expect(loop.iterate(until: { self.server.isReady }))
         }
@@ -157,10 +164,9 @@ struct ALSAPluginServerTests {
         #expect(harness.run { harness.changed.count == 3 })
         #expect(harness.changed[2].muted && harness.changed[2].levelChange == .ours)
 
-        var errors: [String] = []
-        harness.server.onError = { errors.append($0) }
+        let errorsBefore = harness.errors.count
         harness.server.setVolume(index: 999, volumes: ducked)
-        #expect(errors.count == 1)
+        #expect(harness.errors.count == errorsBefore + 1)
     }
 
     @Test("meter: METER at the feed's interval, peaks after the gain, back to idle reporting when closed")

@@ -29,6 +29,7 @@ final class PulseConnectionTests {
     var timed: [UInt32: (announced: UInt64, described: UInt64)] = [:]
     var removed: [UInt32] = []
     var errors: [String] = []
+    var state: PulseConnection.State = .unconnected
     var players: [Process] = []
     let tone: URL
 
@@ -38,12 +39,18 @@ final class PulseConnectionTests {
             .appendingPathComponent("audio-policyd-tone-\(getpid()).wav")
         // Long enough to outlive each test; the tests stop it themselves.
         try run("sox", "-n", "-r", "48000", "-c", "2", tone.path, "synth", "30", "sine", "440", "vol", "0.5")
-        pulse.onInitialStreams = { [unowned self] in initial = $0 }
-        pulse.onStreamAdded = { [unowned self] in added.append($0) }
         pulse.onStreamTimed = { [unowned self] index, announced, described in timed[index] = (announced, described) }
-        pulse.onStreamChanged = { [unowned self] in changed.append($0) }
-        pulse.onStreamRemoved = { [unowned self] in removed.append($0) }
-        pulse.onError = { [unowned self] in errors.append($0) }
+        pulse.onNews = { [unowned self] news in
+            switch news {
+            case let .state(new): state = new
+            case let .initialStreams(list): initial = list
+            case let .streamAdded(input): added.append(input)
+            case let .streamChanged(input): changed.append(input)
+            case let .streamRemoved(index): removed.append(index)
+            case let .error(message): errors.append(message)
+            default: break
+            }
+        }
     }
 
     deinit {
@@ -246,10 +253,8 @@ final class PulseConnectionTests {
     private var isPipeWire: Bool { serverName.contains("PipeWire") }
 
     private func connect() throws {
-        var state: PulseConnection.State = .unconnected
-        pulse.onStateChange = { state = $0 }
         pulse.connect()
-        try #require(runLoop(until: { self.initial != nil || { if case .failed = state { true } else { false } }() }))
+        try #require(runLoop(until: { self.initial != nil || { if case .failed = self.state { true } else { false } }() }))
         try #require(state == .ready, "connection: \(state)")
     }
 

@@ -55,22 +55,27 @@ final class ServerIntake {
             reconnectTimer = MainLoop.Timer(loop: loop) { [unowned self] in self.connect() }
         }
         let server = makeServer(loop)
-        server.onStateChange = { [unowned self] state in self.stateChanged(state) }
-        server.onInitialStreams = { [unowned self] inputs in self.reconcile(with: inputs.map(self.identified)) }
-        server.onStreamAdded = { [unowned self] input in self.streamAdded(self.identified(input)) }
-        server.onStreamChanged = { [unowned self] input in self.streamChanged(self.identified(input)) }
-        server.onStreamRemoved = { [unowned self] index in self.streamRemoved(index) }
-        server.onInitialCaptures = { [unowned self] captures in captures.forEach(self.captureChanged) }
-        server.onCaptureAdded = { [unowned self] capture in self.captureChanged(capture) }
-        server.onCaptureChanged = { [unowned self] capture in self.captureChanged(capture) }
-        server.onCaptureRemoved = { [unowned self] index in self.captureRemoved(index) }
-        server.onSinkAdded = { [unowned self] sink in self.sinkChanged(sink) }
-        server.onSinkChanged = { [unowned self] sink in self.sinkChanged(sink) }
-        server.onSinkRemoved = { [unowned self] index in self.sinkRemoved(index) }
-        server.onError = { [unowned self] message in self.log.warning("sound server: \(message)") }
+        server.onNews = { [unowned self] news in self.heard(news) }
         self.server = server
         actuation.connected(to: server)
         server.connect()
+    }
+
+    /// One piece of the server's news, turned into what the engine and actuation hear.
+    private func heard(_ news: ServerNews) {
+        switch news {
+        case let .state(state): stateChanged(state)
+        case let .initialStreams(inputs): reconcile(with: inputs.map(identified))
+        case let .streamAdded(input): streamAdded(identified(input))
+        case let .streamChanged(input): streamChanged(identified(input))
+        case let .streamRemoved(index): streamRemoved(index)
+        case let .initialCaptures(captures): captures.forEach(captureChanged)
+        case let .captureAdded(capture), let .captureChanged(capture): captureChanged(capture)
+        case let .captureRemoved(index): captureRemoved(index)
+        case let .sinkAdded(sink), let .sinkChanged(sink): sinkChanged(sink)
+        case let .sinkRemoved(index): sinkRemoved(index)
+        case let .error(message): log.warning("sound server: \(message)")
+        }
     }
 
     private func stateChanged(_ state: PulseConnection.State) {

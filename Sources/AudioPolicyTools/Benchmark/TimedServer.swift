@@ -41,37 +41,29 @@ public final class TimedServer: StreamServer {
 
     // MARK: - Timed
 
-    public var onStreamAdded: (SinkInput) -> Void {
-        get { inner.onStreamAdded }
+    /// The news passes through; a new stream's handling, a stream's end and a sink's removal are timed.
+    public var onNews: (ServerNews) -> Void {
+        get { inner.onNews }
         set {
-            inner.onStreamAdded = { [unowned self] input in
-                heard[input.index] = MainLoop.monotonicMicroseconds()
-                newValue(input)
-                guard let times = timed.removeValue(forKey: input.index), recording else { return }
-                reactions.append(ReactionTime(announced: times.announced, described: times.described,
-                                              acted: MainLoop.monotonicMicroseconds()))
-            }
-        }
-    }
-
-    public var onStreamRemoved: (UInt32) -> Void {
-        get { inner.onStreamRemoved }
-        set {
-            inner.onStreamRemoved = { [unowned self] index in
-                heard[index] = nil
-                timed[index] = nil
-                newValue(index)
-            }
-        }
-    }
-
-    public var onSinkRemoved: (UInt32) -> Void {
-        get { inner.onSinkRemoved }
-        set {
-            inner.onSinkRemoved = { [unowned self] index in
-                // Timed from when the removal event entered the process.
-                sinkRemovedAt = inner.lastEventReceivedAt ?? MainLoop.monotonicMicroseconds()
-                newValue(index)
+            inner.onNews = { [unowned self] news in
+                switch news {
+                case let .streamAdded(input):
+                    heard[input.index] = MainLoop.monotonicMicroseconds()
+                    newValue(news)
+                    guard let times = timed.removeValue(forKey: input.index), recording else { return }
+                    reactions.append(ReactionTime(announced: times.announced, described: times.described,
+                                                  acted: MainLoop.monotonicMicroseconds()))
+                case let .streamRemoved(index):
+                    heard[index] = nil
+                    timed[index] = nil
+                    newValue(news)
+                case .sinkRemoved:
+                    // Timed from when the removal event entered the process.
+                    sinkRemovedAt = inner.lastEventReceivedAt ?? MainLoop.monotonicMicroseconds()
+                    newValue(news)
+                default:
+                    newValue(news)
+                }
             }
         }
     }
@@ -107,46 +99,6 @@ public final class TimedServer: StreamServer {
 
     // MARK: - Passed through
 
-    public var onStateChange: (PulseConnection.State) -> Void {
-        get { inner.onStateChange }
-        set { inner.onStateChange = newValue }
-    }
-    public var onInitialStreams: ([SinkInput]) -> Void {
-        get { inner.onInitialStreams }
-        set { inner.onInitialStreams = newValue }
-    }
-    public var onStreamChanged: (SinkInput) -> Void {
-        get { inner.onStreamChanged }
-        set { inner.onStreamChanged = newValue }
-    }
-    public var onInitialCaptures: ([SourceOutput]) -> Void {
-        get { inner.onInitialCaptures }
-        set { inner.onInitialCaptures = newValue }
-    }
-    public var onCaptureAdded: (SourceOutput) -> Void {
-        get { inner.onCaptureAdded }
-        set { inner.onCaptureAdded = newValue }
-    }
-    public var onCaptureChanged: (SourceOutput) -> Void {
-        get { inner.onCaptureChanged }
-        set { inner.onCaptureChanged = newValue }
-    }
-    public var onCaptureRemoved: (UInt32) -> Void {
-        get { inner.onCaptureRemoved }
-        set { inner.onCaptureRemoved = newValue }
-    }
-    public var onSinkAdded: (Sink) -> Void {
-        get { inner.onSinkAdded }
-        set { inner.onSinkAdded = newValue }
-    }
-    public var onSinkChanged: (Sink) -> Void {
-        get { inner.onSinkChanged }
-        set { inner.onSinkChanged = newValue }
-    }
-    public var onError: (String) -> Void {
-        get { inner.onError }
-        set { inner.onError = newValue }
-    }
     public var state: PulseConnection.State { inner.state }
     public var isReady: Bool { inner.isReady }
     public var serverDescription: String? { inner.serverDescription }

@@ -23,32 +23,26 @@ final class UserMixer {
         self.loop = loop
         connection = PulseConnection(loop: loop, applicationName: "soak mixer",
                                      properties: ["application.id": "org.audio-policyd.soak-mixer"])
-        connection.onInitialStreams = { [unowned self] list in
-            streams = Dictionary(list.map { ($0.index, $0) }, uniquingKeysWith: { $1 })
-            onChange()
-        }
-        connection.onStreamAdded = { [unowned self] stream in
-            streams[stream.index] = stream
-            onChange()
-        }
-        connection.onStreamChanged = { [unowned self] stream in
-            if stream.levelChange != .none { levelChangedAt[stream.index] = MainLoop.monotonicMicroseconds() }
-            streams[stream.index] = stream
-            onChange()
-        }
-        connection.onStreamRemoved = { [unowned self] index in
-            streams[index] = nil
-            levelChangedAt[index] = nil
-            onChange()
-        }
-        connection.onStateChange = { [unowned self] state in
-            switch state {
-            case .failed, .terminated:
+        connection.onNews = { [unowned self] news in
+            switch news {
+            case let .initialStreams(list):
+                streams = Dictionary(list.map { ($0.index, $0) }, uniquingKeysWith: { $1 })
+            case let .streamAdded(stream):
+                streams[stream.index] = stream
+            case let .streamChanged(stream):
+                if stream.levelChange != .none { levelChangedAt[stream.index] = MainLoop.monotonicMicroseconds() }
+                streams[stream.index] = stream
+            case let .streamRemoved(index):
+                streams[index] = nil
+                levelChangedAt[index] = nil
+            case .state(.failed), .state(.terminated):
                 streams = [:]
                 retry?.schedule(after: Self.retryInterval)
+                return
             default:
-                break
+                return
             }
+            onChange()
         }
         retry = MainLoop.Timer(loop: loop) { [unowned self] in connection.connect() }
     }

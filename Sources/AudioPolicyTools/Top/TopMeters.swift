@@ -21,7 +21,8 @@ final class TopMeters {
 
     init(loop: MainLoop) {
         pulse = PulseConnection(loop: loop, applicationName: "audio-policyd top")
-        pulse.onStateChange = { [unowned self] state in
+        pulse.onNews = { [unowned self] news in
+            guard case let .state(state) = news else { return }
             switch state {
             case .ready:
                 isConnected = true

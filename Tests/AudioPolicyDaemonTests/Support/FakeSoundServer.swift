@@ -150,19 +150,7 @@ final class FakeSoundServer {
 
 /// One client's connection to a ``FakeSoundServer``: what a ``PulseConnection`` would deliver.
 final class FakeServerConnection: StreamServer {
-    var onStateChange: (PulseConnection.State) -> Void = { _ in }
-    var onInitialStreams: ([SinkInput]) -> Void = { _ in }
-    var onStreamAdded: (SinkInput) -> Void = { _ in }
-    var onStreamChanged: (SinkInput) -> Void = { _ in }
-    var onStreamRemoved: (UInt32) -> Void = { _ in }
-    var onInitialCaptures: ([SourceOutput]) -> Void = { _ in }
-    var onCaptureAdded: (SourceOutput) -> Void = { _ in }
-    var onCaptureChanged: (SourceOutput) -> Void = { _ in }
-    var onCaptureRemoved: (UInt32) -> Void = { _ in }
-    var onSinkAdded: (Sink) -> Void = { _ in }
-    var onSinkChanged: (Sink) -> Void = { _ in }
-    var onSinkRemoved: (UInt32) -> Void = { _ in }
-    var onError: (String) -> Void = { _ in }
+    var onNews: (ServerNews) -> Void = { _ in }
 
     private(set) var state: PulseConnection.State = .unconnected
     var isReady: Bool { state == .ready }
@@ -183,21 +171,21 @@ final class FakeServerConnection: StreamServer {
 
     func connect() {
         state = .connecting
-        onStateChange(.connecting)
+        onNews(.state(.connecting))
         post { [self] in
             guard server.isUp else {
                 state = .failed("Connection refused")
-                return onStateChange(state)
+                return onNews(.state(state))
             }
             serverDescription = "fake sound server 1.0"
             state = .ready
-            onStateChange(.ready)
+            onNews(.state(.ready))
             let inputs = server.streams.values.sorted { $0.index < $1.index }
             for input in inputs { told[input.index] = input }
             snapshotTold = true
-            onInitialStreams(inputs)
-            onInitialCaptures([])
-            for sink in server.sinks.values.sorted(by: { $0.index < $1.index }) { onSinkAdded(sink) }
+            onNews(.initialStreams(inputs))
+            onNews(.initialCaptures([]))
+            for sink in server.sinks.values.sorted(by: { $0.index < $1.index }) { onNews(.sinkAdded(sink)) }
         }
     }
 
@@ -207,12 +195,12 @@ final class FakeServerConnection: StreamServer {
     }
 
     func setVolume(index: UInt32, volumes: ChannelVolumes) {
-        guard isReady else { return onError("set volume of sink input \(index): not connected") }
+        guard isReady else { return onNews(.error("set volume of sink input \(index): not connected")) }
         server.write(.volume(index, volumes), from: self)
     }
 
     func setMute(index: UInt32, muted: Bool) {
-        guard isReady else { return onError("set mute of sink input \(index): not connected") }
+        guard isReady else { return onNews(.error("set mute of sink input \(index): not connected")) }
         server.write(.mute(index, muted), from: self)
     }
 
@@ -225,7 +213,7 @@ final class FakeServerConnection: StreamServer {
     func writeSavedEntry(name: String, volume: ChannelVolumes, muted: Bool, device: String?,
                          completion: ((Bool) -> Void)?) {
         guard isReady else {
-            onError("write stream-restore entry \(name): not connected")
+            onNews(.error("write stream-restore entry \(name): not connected"))
             completion?(false)
             return
         }
@@ -242,7 +230,7 @@ final class FakeServerConnection: StreamServer {
         guard snapshotTold else { return }
         post { [self] in
             told[input.index] = input
-            onStreamAdded(input)
+            onNews(.streamAdded(input))
         }
     }
 
@@ -261,25 +249,25 @@ final class FakeServerConnection: StreamServer {
             }
             told[input.index] = input
             guard !before.sameState(as: input) || delivered.levelChange != .none else { return }
-            onStreamChanged(delivered)
+            onNews(.streamChanged(delivered))
         }
     }
 
     fileprivate func sinkChanged(_ sink: Sink, added: Bool) {
         guard snapshotTold else { return }
-        post { [self] in added ? onSinkAdded(sink) : onSinkChanged(sink) }
+        post { [self] in added ? onNews(.sinkAdded(sink)) : onNews(.sinkChanged(sink)) }
     }
 
     fileprivate func sinkRemoved(_ index: UInt32) {
         guard snapshotTold else { return }
-        post { [self] in onSinkRemoved(index) }
+        post { [self] in onNews(.sinkRemoved(index)) }
     }
 
     fileprivate func removed(_ index: UInt32) {
         guard snapshotTold else { return }
         post { [self] in
             guard told.removeValue(forKey: index) != nil else { return }
-            onStreamRemoved(index)
+            onNews(.streamRemoved(index))
         }
     }
 
@@ -290,7 +278,7 @@ final class FakeServerConnection: StreamServer {
         let reason = "Connection terminated"
         post { [self] in
             state = .failed(reason)
-            onStateChange(state)
+            onNews(.state(state))
         }
     }
 

@@ -17,29 +17,35 @@ final class LoopConnection {
     var capturesChanged: [SourceOutput] = []
     var capturesRemoved: [UInt32] = []
     var errors: [String] = []
+    /// The connection's state, as last told.
+    var state: PulseConnection.State = .unconnected
     /// When the server's announcement of each new sink input entered the process (monotonic µs).
     var announced: [UInt32: UInt64] = [:]
 
     init() {
         pulse = PulseConnection(loop: loop, applicationName: "audio-policyd meter tests")
-        pulse.onInitialStreams = { [unowned self] in initialStreams = $0; initialOrder.append("streams") }
-        pulse.onInitialCaptures = { [unowned self] in initialCaptures = $0; initialOrder.append("captures") }
-        pulse.onStreamAdded = { [unowned self] in streamsAdded.append($0) }
         pulse.onStreamTimed = { [unowned self] index, at, _ in announced[index] = at }
-        pulse.onStreamRemoved = { [unowned self] in streamsRemoved.append($0) }
-        pulse.onCaptureAdded = { [unowned self] in capturesAdded.append($0) }
-        pulse.onCaptureChanged = { [unowned self] in capturesChanged.append($0) }
-        pulse.onCaptureRemoved = { [unowned self] in capturesRemoved.append($0) }
-        pulse.onError = { [unowned self] in errors.append($0) }
+        pulse.onNews = { [unowned self] news in
+            switch news {
+            case let .state(new): state = new
+            case let .initialStreams(list): initialStreams = list; initialOrder.append("streams")
+            case let .initialCaptures(list): initialCaptures = list; initialOrder.append("captures")
+            case let .streamAdded(input): streamsAdded.append(input)
+            case let .streamRemoved(index): streamsRemoved.append(index)
+            case let .captureAdded(capture): capturesAdded.append(capture)
+            case let .captureChanged(capture): capturesChanged.append(capture)
+            case let .captureRemoved(index): capturesRemoved.append(index)
+            case let .error(message): errors.append(message)
+            case .streamChanged, .sinkAdded, .sinkChanged, .sinkRemoved: break
+            }
+        }
     }
 
     /// Connects and waits for both initial snapshots.
     func connect() throws {
-        var state: PulseConnection.State = .unconnected
-        pulse.onStateChange = { state = $0 }
         pulse.connect()
         let done = runLoop(until: {
-            self.initialCaptures != nil || { if case .failed = state { true } else { false } }()
+            self.initialCaptures != nil || { if case .failed = self.state { true } else { false } }()
         })
         guard done, state == .ready else {
             throw CommandFailure(description: "connection: \(state), snapshots: \(initialOrder)")
