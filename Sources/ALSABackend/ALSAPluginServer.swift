@@ -17,8 +17,8 @@ import SoundServer
 ///   step), so the plugin interpolates sample by sample between the daemon's steps; `setMute` becomes
 ///   MUTE with a ``muteFade`` fade. Each is echoed back as a change marked `.ours`, on a later turn of
 ///   the loop, as a sound server's CHANGE event would be;
-/// - `meter` asks the plugin for a PEAK per ``PeakFeed/interval`` (an unmetered stream reports once
-///   a second, ``idleInterval``, so playing streams cost the daemon one wake-up a second each);
+/// - `meter` asks the plugin for a PEAK per ``PeakFeed/interval``; a stream nobody measures is told
+///   ``PluginMessage/meterOff`` and reports nothing, so playing streams cost the daemon no wake-up;
 /// - nothing is saved on ALSA (no stream-restore): the saved-entry list is empty and a write is taken
 ///   without doing anything, so the daemon's repairs have nothing to repair. There are no sinks.
 ///
@@ -28,8 +28,6 @@ public final class ALSAPluginServer: StreamServer {
     /// The fade of a MUTE (ms): the daemon fades a stream out before it mutes it, so this only keeps a
     /// mute from clicking.
     public static let muteFade: UInt32 = 20
-    /// The PEAK interval (ms) of a stream nobody measures: the plugin's slowest.
-    public static let idleInterval: UInt32 = 1000
     /// What ``serverDescription`` says.
     public static let description = "alsa (audio-policyd plugin)"
 
@@ -175,7 +173,7 @@ public final class ALSAPluginServer: StreamServer {
         if stream.isCapture {
             onNews(.captureAdded(stream.sourceOutput))
         } else {
-            connections[number]?.send(.meter(intervalMilliseconds: Self.idleInterval))
+            connections[number]?.send(.meter(intervalMilliseconds: PluginMessage.meterOff))
             onNews(.streamAdded(stream.sinkInput()))
         }
     }
@@ -242,7 +240,7 @@ public final class ALSAPluginServer: StreamServer {
               feeds[sinkInput] == nil else { return nil }
         let meter = PeakMeter(fedPeaksOf: sinkInput, onClose: { [weak self] in
             guard let self, self.feeds.removeValue(forKey: sinkInput) != nil else { return }
-            self.connections[number]?.send(.meter(intervalMilliseconds: Self.idleInterval))
+            self.connections[number]?.send(.meter(intervalMilliseconds: PluginMessage.meterOff))
         }, onPeak: onPeak)
         let feed = PeakFeed(meter: meter, loop: loop)
         if stream.corked { feed.pause() }

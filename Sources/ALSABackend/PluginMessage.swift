@@ -18,7 +18,7 @@ public enum PluginMessage: Equatable, Sendable {
     case setGain(gain: Float, rampMilliseconds: UInt32)
     /// Daemon: fade to silence (or back to the gain) over `fadeMilliseconds`.
     case mute(Bool, fadeMilliseconds: UInt32)
-    /// Daemon: one PEAK per `intervalMilliseconds` (0: the plugin's default reporting).
+    /// Daemon: one PEAK per `intervalMilliseconds` (0: the plugin's default reporting; ``meterOff``: none).
     case meter(intervalMilliseconds: UInt32)
     /// Daemon: send STATE and the next window's PEAK now.
     case query
@@ -26,6 +26,8 @@ public enum PluginMessage: Equatable, Sendable {
     // MARK: - The protocol's constants
 
     public static let version: UInt8 = 1
+    /// METER's interval for "no PEAK at all" (`APA_METER_OFF`): a stream nobody measures.
+    public static let meterOff = UInt32.max
     /// Longer packets are never valid: a receiver reads at most this much of one.
     public static let largestSize = 204
     static let nameBytes = 32

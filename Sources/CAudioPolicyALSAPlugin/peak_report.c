@@ -6,12 +6,13 @@
 void apa_peak_reporter_init(struct apa_peak_reporter *reporter, unsigned rate, uint32_t interval_ms)
 {
     *reporter = (struct apa_peak_reporter){.rate = rate ? rate : 48000, .interval_ms = interval_ms};
-    uint32_t window_ms = interval_ms ? interval_ms : APA_DEFAULT_WINDOW_MS;
+    uint32_t window_ms = interval_ms && interval_ms != APA_METER_OFF ? interval_ms : APA_DEFAULT_WINDOW_MS;
     reporter->window_frames = (uint32_t)((uint64_t)reporter->rate * window_ms / 1000);
     if (reporter->window_frames == 0)
         reporter->window_frames = 1;
     /* A metered daemon asked for one report per interval: allow some jitter between chunks. */
-    reporter->min_gap_ns = interval_ms ? (uint64_t)interval_ms * 750000u : APA_MIN_REPORT_GAP_NS;
+    reporter->min_gap_ns = interval_ms && interval_ms != APA_METER_OFF ? (uint64_t)interval_ms * 750000u
+                                                                       : APA_MIN_REPORT_GAP_NS;
     apa_peak_reporter_restart(reporter);
 }
 
@@ -43,6 +44,9 @@ static enum apa_level level_of(float peak, enum apa_level previous)
 bool apa_peak_reporter_add(struct apa_peak_reporter *reporter, struct apa_peaks peaks, uint32_t frames,
                            uint64_t now_ns, struct apa_peak_span *span)
 {
+    /* Nobody measures this stream: nothing to add up, nothing to send. */
+    if (reporter->interval_ms == APA_METER_OFF)
+        return false;
     if (peaks.in > reporter->pending.in)
         reporter->pending.in = peaks.in;
     if (peaks.out > reporter->pending.out)

@@ -4,6 +4,7 @@
 #define APA_PEAK_REPORT_H
 
 #include "gain_ramp.h"
+#include "audiopolicy_alsa_protocol.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,7 +29,7 @@ enum apa_level { APA_LEVEL_UNKNOWN, APA_LEVEL_SILENT, APA_LEVEL_AUDIBLE };
 
 struct apa_peak_reporter {
     unsigned rate;
-    uint32_t interval_ms;     /* 0: default mode; else the daemon's METER interval */
+    uint32_t interval_ms;     /* 0: default mode; APA_METER_OFF: no reports; else the daemon's METER interval */
     uint32_t window_frames;
     uint64_t min_gap_ns;
     uint32_t window_filled;   /* frames in the current window */

@@ -88,8 +88,9 @@ bool apa_wire_parse_command(const void *packet, size_t length, struct apa_comman
             return false;
         memcpy(&message, packet, sizeof message);
         uint32_t interval = le32toh(message.interval_ms);
-        parsed.interval_ms =
-            interval ? clamp_u32(interval, APA_MIN_METER_INTERVAL_MS, APA_MAX_METER_INTERVAL_MS) : 0;
+        parsed.interval_ms = interval == APA_METER_OFF || interval == 0
+                                 ? interval
+                                 : clamp_u32(interval, APA_MIN_METER_INTERVAL_MS, APA_MAX_METER_INTERVAL_MS);
         break;
     }
     case APA_MSG_QUERY:

@@ -16,7 +16,7 @@ struct apa_command {
     float gain;                  /* SET_GAIN: finite, 0...1 */
     uint32_t ramp_ms;            /* SET_GAIN, MUTE: APA_MIN_RAMP_MS...APA_MAX_RAMP_MS */
     bool muted;                  /* MUTE */
-    uint32_t interval_ms;        /* METER: 0, or APA_MIN_METER_INTERVAL_MS...APA_MAX_METER_INTERVAL_MS */
+    uint32_t interval_ms;        /* METER: 0, APA_METER_OFF, or APA_MIN_METER_INTERVAL_MS...APA_MAX_METER_INTERVAL_MS */
 };
 
 /* Parses one received packet of `length` bytes. False, and *command untouched, for anything that

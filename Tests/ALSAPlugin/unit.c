@@ -375,7 +375,7 @@ static bool valid_command(const unsigned char *packet, size_t length, const stru
         return packet[4] <= 1 && command->muted == packet[4] && command->ramp_ms >= APA_MIN_RAMP_MS &&
                command->ramp_ms <= APA_MAX_RAMP_MS;
     case APA_MSG_METER:
-        return command->interval_ms == 0 ||
+        return command->interval_ms == 0 || command->interval_ms == APA_METER_OFF ||
                (command->interval_ms >= APA_MIN_METER_INTERVAL_MS && command->interval_ms <= APA_MAX_METER_INTERVAL_MS);
     default:
         return true;
@@ -398,6 +398,8 @@ static void test_wire_commands(void)
     CHECK(apa_wire_parse_command(&mute, apa_wire_mute(&mute, true, 50), &command) && command.muted, "mute");
     CHECK(apa_wire_parse_command(&meter, apa_wire_meter(&meter, 5), &command) &&
           command.interval_ms == APA_MIN_METER_INTERVAL_MS, "meter clamped");
+    CHECK(apa_wire_parse_command(&meter, apa_wire_meter(&meter, APA_METER_OFF), &command) &&
+          command.interval_ms == APA_METER_OFF, "meter off is not clamped");
     CHECK(apa_wire_parse_command(&query, apa_wire_query(&query), &command), "query");
 
     const float bad_gains[] = {NAN, -NAN, INFINITY, -INFINITY, -1.0f, -1e-30f, 1.0001f, 1e30f};
@@ -649,6 +651,22 @@ static void test_stream_mute_and_meter(void)
         metered += *t == 'P';
     CHECK(quiet_mode >= 2 && quiet_mode <= 3, "default reporting: %d peaks in 1 s", quiet_mode);
     CHECK(metered >= 18 && metered <= 21, "control: METER 50 ms gave %d peaks in 1 s", metered);
+
+    /* METER off (a stream nobody measures): no peak in a second of a tone, so no wake-up of the daemon;
+     * the controls above are the same tone giving two and twenty. METER 50 again brings them back. */
+    int off = 0, back = 0;
+    send(peer, &meter, apa_wire_meter(&meter, APA_METER_OFF), 0);
+    play(&stream, 48000, &now);
+    daemon_read(peer, types, sizeof types, NULL);
+    for (char *t = types; *t; t++)
+        off += *t == 'P';
+    send(peer, &meter, apa_wire_meter(&meter, 50), 0);
+    play(&stream, 48000, &now);
+    daemon_read(peer, types, sizeof types, NULL);
+    for (char *t = types; *t; t++)
+        back += *t == 'P';
+    CHECK(off == 0, "METER off: %d peaks in 1 s", off);
+    CHECK(back >= 18 && back <= 21, "METER 50 ms after off: %d peaks in 1 s", back);
 
     apa_stream_close(&stream);
     close(peer);

@@ -106,7 +106,7 @@ struct ALSAPluginServerTests {
         #expect(input.processBinary == "aplay" && input.applicationName == "aplay")
         #expect(input.properties["alsa.class"] == "navigation")
         #expect(input.corked && input.volume.values == [ChannelVolumes.norm] && !input.muted)
-        #expect(harness.run { client.received == [.meter(intervalMilliseconds: ALSAPluginServer.idleInterval)] })
+        #expect(harness.run { client.received == [.meter(intervalMilliseconds: PluginMessage.meterOff)] })
 
         client.send(PluginClient.state(.prepared))
         client.send(PluginClient.state(.running))
@@ -179,7 +179,7 @@ struct ALSAPluginServerTests {
         client.send(.peak(.init(peakIn: 0.5, peakOut: 0.05, frames: 7200, position: 7200)))
         #expect(harness.run { peaks == [0.05] })
         meter.close()
-        #expect(harness.run { client.received.last == .meter(intervalMilliseconds: ALSAPluginServer.idleInterval) })
+        #expect(harness.run { client.received.last == .meter(intervalMilliseconds: PluginMessage.meterOff) })
         client.send(.peak(.init(peakIn: 0.5, peakOut: 0.5, frames: 7200, position: 14400)))
         harness.run(for: 0.1)
         #expect(peaks == [0.05])

@@ -52,6 +52,8 @@ enum apa_direction {
 #define APA_MIN_RAMP_MS 2u            /* shorter ramps (0 included) are stretched to this: a step is a click */
 #define APA_MIN_METER_INTERVAL_MS 20u
 #define APA_MAX_METER_INTERVAL_MS 1000u
+/* METER interval meaning "no PEAK at all": a stream nobody measures costs the daemon no wake-up. */
+#define APA_METER_OFF 0xFFFFFFFFu
 
 #define APA_NAME_BYTES 32
 #define APA_LONG_NAME_BYTES 64
