@@ -43,6 +43,27 @@ struct FakeServerTests {
 
     // MARK: - Ducking and restoring
 
+    @Test("a stream whose volume the server tells late (pipewire-pulse), started under a prompt, is ducked once the volume is told; control: with no prompt it is left at its own level",
+          arguments: [true, false])
+    func lateVolumeGetsTheDuck(prompted: Bool) throws {
+        let daemon = try startDaemon()
+        if prompted { server.addStream(role: "navigation", application: "Navigator", volume: [65536, 65536]) }
+        daemon.run(for: 0.2)
+        let music = server.addStream(role: "music", application: "Music", volume: Self.own, volumePending: true)
+        // The duck's ramp (300 ms) runs out while the volume is unknown: nothing may be written then.
+        daemon.run(for: 0.6)
+        #expect(volumeWrites(to: music).isEmpty, "written before the server told the volume: \(server.writes)")
+        server.volumeArrives(music, Self.own)
+        if prompted {
+            #expect(daemon.run(until: { volume(music)?.isOffset(by: -20, from: .init(values: Self.own)) == true }),
+                    "not ducked once the volume arrived: \(String(describing: volume(music)))")
+        } else {
+            daemon.run(for: 0.6)
+            #expect(volumeWrites(to: music).isEmpty, "control: written with nothing to duck it: \(server.writes)")
+            #expect(volume(music) == ChannelVolumes(values: Self.own, channelMap: FakeSoundServer.stereo))
+        }
+    }
+
     @Test("a navigation prompt ducks the music by -20 dB in steps, journal first, and restores it exactly after hold and ramp")
     func promptDucksAndRestores() throws {
         let music = server.addStream(role: "music", application: "Music", volume: Self.own)

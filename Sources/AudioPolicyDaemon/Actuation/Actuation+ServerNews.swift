@@ -66,17 +66,17 @@ extension Actuation {
         journal.store?.forget(index)
     }
 
-    /// The server told the stream's volume late (pipewire-pulse): it is the stream's own. What the policy
-    /// asks of the stream now is written, unless a running ramp writes it at its next step.
+    /// The server told the stream's volume late (pipewire-pulse): it is the stream's own. The factor the
+    /// engine's commands asked for meanwhile (``LiveStream/wanted``) is written now, unless a running ramp
+    /// writes it at its next step or the policy's mute holds the stream silent.
     private func volumeArrived(_ index: UInt32) {
         guard let own = streams[index]?.input.volume else { return }
         update(index) { $0.ownVolume = own }
         // A volume the server restored from one of our ducks is not the stream's own.
         let mutedByUs = adoptSavedOrigin(index)
         let adopted = mutedByUs || streams[index]?.ownVolume != own
-        if ramps.running[index] == nil, let factor = reading.engine.factor(of: StreamID.playback(index), at: clock.now),
-           factor != 1, streams[index]?.policyMuted == false {
-            write(index, factor: factor)
+        if ramps.running[index] == nil, let live = streams[index], !live.policyMuted {
+            write(index, factor: live.wanted)
         }
         if adopted { correctSavedStart(index, mutedByUs: mutedByUs) }
         journalSync(index)

@@ -107,6 +107,7 @@ final class Actuation {
             ramps.cancel(index)
             live.ownVolume = live.input.volume
             live.factor = 1
+            live.wanted = 1
             streams[index] = live
             journalSync(index)
         case let .repairSaved(id):
@@ -151,8 +152,12 @@ final class Actuation {
     }
 
     func write(_ index: UInt32, factor: Double) {
-        guard var live = streams[index], live.input.hasVolume, live.input.volumeWritable, !live.input.volumePending,
-              factor != live.factor else { return }
+        guard var live = streams[index] else { return }
+        live.wanted = factor
+        streams[index] = live
+        guard live.input.hasVolume, live.input.volumeWritable, !live.input.volumePending, factor != live.factor else {
+            return
+        }
         live.factor = factor
         live.lastWriteAt = MainLoop.monotonicMicroseconds()
         streams[index] = live

@@ -8,6 +8,10 @@ struct LiveStream {
     var ownVolume: ChannelVolumes
     /// The factor last written to the server.
     var factor: Double = 1
+    /// The factor the engine's commands ask for now. It differs from ``factor`` while the server cannot
+    /// take a write (a stream whose volume pipewire-pulse has not told yet): once it can, this is
+    /// written, so the shell carries out what it was told without asking the engine again.
+    var wanted: Double = 1
     /// Whether the mute fallback has muted it (so stop and repair unmute it).
     var policyMuted = false
     /// When we last wrote its volume (monotonic µs): a write sent just before the stream ended may

@@ -50,9 +50,11 @@ final class FakeSoundServer {
 
     /// A new playback stream, at its key's saved level if there is one (else `volume`), of a process of
     /// its own unless `pid` is given (the engine never lets an app interrupt itself). Returns its index.
+    /// With `volumePending`, it is announced as pipewire-pulse does, before its volume (every channel at
+    /// 0); ``volumeArrives(_:_:)`` tells the volume later.
     @discardableResult
     func addStream(role: String?, application: String, volume: [UInt32], muted: Bool = false,
-                   corked: Bool = false, pid: Int? = nil, sink: UInt32 = 0) -> UInt32 {
+                   corked: Bool = false, pid: Int? = nil, sink: UInt32 = 0, volumePending: Bool = false) -> UInt32 {
         let index = nextIndex
         nextIndex += 1
         let pid = pid ?? 4000 + Int(index)
@@ -67,8 +69,12 @@ final class FakeSoundServer {
             if let savedVolume = entry.volume, savedVolume.channels == volume.count { level = savedVolume }
             isMuted = entry.muted
         }
-        let input = SinkInput(index: index, clientIndex: index + 100, sinkIndex: sink, name: "\(application) stream",
+        var input = SinkInput(index: index, clientIndex: index + 100, sinkIndex: sink, name: "\(application) stream",
                               properties: properties, volume: level, muted: isMuted, corked: corked)
+        if volumePending {
+            input.volume = ChannelVolumes(values: volume.map { _ in 0 }, channelMap: Self.stereo)
+            input.volumePending = true
+        }
         streams[index] = input
         for connection in connections { connection.added(input) }
         return index
@@ -77,6 +83,15 @@ final class FakeSoundServer {
     /// Someone else (the user, a mixer) sets a stream's volume.
     func userSetsVolume(_ index: UInt32, _ volume: [UInt32]) {
         apply(index, by: nil) { $0.volume = ChannelVolumes(values: volume, channelMap: Self.stereo) }
+    }
+
+    /// The volume of a stream announced with `volumePending` arrives (nobody changed it: the server
+    /// restored it late).
+    func volumeArrives(_ index: UInt32, _ volume: [UInt32]) {
+        apply(index, by: nil) {
+            $0.volume = ChannelVolumes(values: volume, channelMap: Self.stereo)
+            $0.volumePending = false
+        }
     }
 
     // MARK: - Outputs
@@ -240,7 +255,10 @@ final class FakeServerConnection: StreamServer {
             guard let before = told[input.index] else { return }
             var delivered = input
             let volumeChanged = !input.volume.matches(before.volume), muteChanged = input.muted != before.muted
-            if writer === self {
+            if before.volumePending, !input.volumePending {
+                // The server's restored volume, late: nobody changed it (as PulseConnection tells it).
+                delivered.levelChange = .none
+            } else if writer === self {
                 delivered.levelChange = volumeChanged || muteChanged ? .ours : .none
             } else if volumeChanged || muteChanged {
                 delivered.levelChange = .theirs
