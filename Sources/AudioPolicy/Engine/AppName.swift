@@ -4,7 +4,7 @@
 /// `SDL Application`, Proton nothing at all, and an ALSA app through the pulse plugin
 /// `ALSA plug-in [binary]`. Taken as identities, two different apps with one such name would count as
 /// one app (which never interrupts itself) and share Now Playing.
-enum AppName {
+public enum AppName {
     /// Lower-cased names that identify no app (`../shared/REAL-APPS.md`).
     static let generic: Set<String> = [
         "", "chromium", "chromium input", "google chrome", "google chrome input", "electron",
@@ -24,6 +24,13 @@ enum AppName {
         }
         if let binary = properties["application.process.binary"], !isGeneric(binary) { return binary }
         return nil
+    }
+
+    /// A name for people, the one rule every part shows (status, Now Playing, decisions): the meaningful
+    /// name, else whatever name or binary the stream has, else its id.
+    public static func forPeople(_ properties: Properties, id: StreamID) -> String {
+        meaningful(in: properties) ?? properties["application.name"] ?? properties["application.process.binary"]
+            ?? id.rawValue
     }
 
     static func isGeneric(_ name: String) -> Bool {

@@ -153,10 +153,7 @@ struct TrackedStream: Sendable {
 
     /// A name for people: the application's name (or binary, where the name is a generic one), else the
     /// stream id.
-    var applicationName: String {
-        AppName.meaningful(in: properties) ?? properties["application.name"]
-            ?? properties["application.process.binary"] ?? id.rawValue
-    }
+    var applicationName: String { AppName.forPeople(properties, id: id) }
 
     /// True while the policy's changes to this stream are still in force (so its saved volume is wrong).
     func isAltered(at now: Milliseconds) -> Bool {

@@ -64,8 +64,8 @@ final class NowPlaying {
 
     /// A sink input ended: who it was is kept for a while.
     func streamEnded(_ input: SinkInput) {
-        let name = input.applicationName ?? input.processBinary ?? "stream \(input.index)"
-        ended.append(EndedStream(id: StreamID.playback(input.index), application: name, pid: input.processID,
+        let id = StreamID.playback(input.index)
+        ended.append(EndedStream(id: id, application: AppName.forPeople(input.properties, id: id), pid: input.processID,
                                  appID: input.properties[SandboxedStreams.appIDKey]))
         if ended.count > Self.endedKept { ended.removeFirst() }
     }
@@ -97,7 +97,7 @@ final class NowPlaying {
             owner.playbackStatus = claim.status?.rawValue
             owner.claim = claim.token.rawValue
         } else if let index = actuation.index(of: id), let live = actuation.streams[index] {
-            owner = StatusReport.Owner(application: live.input.applicationName ?? live.input.processBinary ?? "stream \(index)",
+            owner = StatusReport.Owner(application: AppName.forPeople(live.input.properties, id: id),
                                        pid: live.input.processID, index: index)
             owner.appID = live.input.properties[SandboxedStreams.appIDKey]
         } else if let name = ended.last(where: { $0.id == id }) {
