@@ -96,7 +96,7 @@ struct EngineHarness {
 extension Command {
     var stream: StreamID? {
         switch self {
-        case let .ramp(id, _, _, _), let .mute(id, _), let .unmute(id, _, _), let .pause(id, _),
+        case let .ramp(id, _, _, _), let .mute(id, _, _), let .unmute(id, _, _), let .pause(id, _),
              let .resume(id, _), let .yieldVolume(id), let .repairSaved(id), let .measure(id, _):
             return id
         case .nowPlaying: return nil

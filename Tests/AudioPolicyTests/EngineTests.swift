@@ -73,7 +73,7 @@ struct EngineSingleInterruptionTests {
         h.advance(to: 5500)
         #expect(!h.engine.isMuted("game"))
         #expect(h.factor("game", at: 6000) == 1)
-        #expect(h.commands(for: "game") == [.mute("game", fade: 500), .unmute("game", to: 1, fade: 500)])
+        #expect(h.commands(for: "game") == [.mute("game", from: 1, fade: 500), .unmute("game", to: 1, fade: 500)])
     }
 
     @Test("a second music app pauses the first indefinitely, and it is not resumed")
@@ -328,7 +328,7 @@ struct EngineLifecycleTests {
         h.at(0, music("stubborn"))
         h.at(2000, stream("call", role: "phone"))
         let out = h.at(3000, .pauseIgnored("stubborn"))
-        #expect(out == [.mute("stubborn", fade: 500)])
+        #expect(out == [.mute("stubborn", from: 1, fade: 500)])
         #expect(h.engine.isMuted("stubborn"))
         h.at(5000, .streamEnded("call"))
         h.advance(to: 5500)
@@ -346,7 +346,7 @@ struct EngineLifecycleTests {
         #expect(!silent.engine.isMuted("mpv"))
         silent.advance(to: 3000)
         #expect(silent.engine.isMuted("mpv"))
-        #expect(silent.commands.contains { $0.at == 3000 && $0.command == .mute("mpv", fade: 500) })
+        #expect(silent.commands.contains { $0.at == 3000 && $0.command == .mute("mpv", from: 1, fade: 500) })
         // The control: Paused 300 ms after the Pause, and nothing more is due for it.
         var obedient = EngineHarness(playersObeyPause: false)
         obedient.at(0, music("mpv"))
@@ -366,7 +366,7 @@ struct EngineLifecycleTests {
         h.at(2000, stream("call", role: "phone"))
         #expect(h.commands(for: "mpv") == [.pause("mpv", player)])
         let out = h.at(2500, .playerChanged("mpv", nil))
-        #expect(out.contains(.mute("mpv", fade: 500)))
+        #expect(out.contains(.mute("mpv", from: 1, fade: 500)))
     }
 
     @Test("a hook's interruption ducks like a stream and ends on release")

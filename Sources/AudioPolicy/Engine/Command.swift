@@ -4,9 +4,10 @@ public enum Command: Hashable, Sendable {
     /// Ramp the policy factor from `from` to `to` over `duration` ms, starting now. Interpolation is
     /// linear in decibels (floored at ``Level/floorDecibels``), so the change sounds even.
     case ramp(StreamID, from: Double, to: Double, duration: Milliseconds)
-    /// Pause fallback for a stream with no controllable player: fade to silence over `fade` ms, then mute.
-    case mute(StreamID, fade: Milliseconds)
-    /// Undo ``mute(_:fade:)``: unmute, then fade in from silence to factor `to` over `fade` ms.
+    /// Pause fallback for a stream with no controllable player: fade from factor `from` (where the stream
+    /// is now, mid-ramp included) to silence over `fade` ms, then mute.
+    case mute(StreamID, from: Double, fade: Milliseconds)
+    /// Undo ``mute(_:from:fade:)``: unmute, then fade in from silence to factor `to` over `fade` ms.
     case unmute(StreamID, to: Double, fade: Milliseconds)
     /// Ask the stream's player to pause (MPRIS `Pause`).
     case pause(StreamID, PlayerID)

@@ -211,7 +211,7 @@ extension Engine {
             } else {
                 stream.pausedBy = .mute
                 stream.ramp = Ramp(from: current, to: 0, start: now, duration: muteFade)
-                out.append(.mute(id, fade: muteFade))
+                out.append(.mute(id, from: current, fade: muteFade))
                 out.append(.decision(decision(stream, reason: reason + "; no player",
                                               action: "faded out and muted (to be unmuted)", outcome: .muted)))
             }

@@ -461,7 +461,7 @@ public struct Engine: Sendable {
         stream.playing = true
         stream.ramp = Ramp(from: current, to: 0, start: now, duration: policy.muteFade)
         streams[id] = stream
-        out.append(.mute(id, fade: policy.muteFade))
+        out.append(.mute(id, from: current, fade: policy.muteFade))
         out.append(.decision(decision(stream, reason: reason,
                                       action: "faded out and muted instead (to be unmuted)", outcome: .muted)))
     }

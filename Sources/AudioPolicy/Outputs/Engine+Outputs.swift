@@ -135,7 +135,7 @@ extension Engine {
             stream.ramp = Ramp(from: current, to: 0, start: now, duration: 0)
             stream.outputLoss = loss
             streams[sid] = stream
-            out.append(.mute(sid, fade: 0))
+            out.append(.mute(sid, from: current, fade: 0))
             out.append(.decision(decision(stream, reason: reason,
                                           action: "muted at once (\(window) ms for it to come back)", outcome: .muted)))
         }

@@ -211,7 +211,7 @@ struct TimelineRecorder {
             switch command {
             case let .decision(decision):
                 decisions[decision.stream, default: []].append(decision)
-            case let .ramp(_, _, _, duration), let .mute(_, duration), let .unmute(_, _, duration):
+            case let .ramp(_, _, _, duration), let .mute(_, _, duration), let .unmute(_, _, duration):
                 if duration > 0 { rampEnds.insert(now + duration) }
             default:
                 break

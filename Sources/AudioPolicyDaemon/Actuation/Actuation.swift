@@ -88,10 +88,10 @@ final class Actuation {
             guard let index = index(of: id) else { return }
             ramps.start(index, Ramp(from: from, to: to, start: now, duration: duration))
             journalSync(index)
-        case let .mute(id, fade):
-            guard let index = index(of: id), let live = streams[index] else { return }
+        case let .mute(id, from, fade):
+            guard let index = index(of: id) else { return }
             streams[index]?.policyMuted = true
-            ramps.start(index, Ramp(from: live.factor, to: 0, start: now, duration: fade), then: .mute)
+            ramps.start(index, Ramp(from: from, to: 0, start: now, duration: fade), then: .mute)
             journalSync(index)
         case let .unmute(id, to, fade):
             guard let index = index(of: id) else { return }

@@ -381,7 +381,7 @@ struct AmbientProperty: EngineProperty {
             let id: StreamID
             switch command {
             case let .pause(target, _): id = target
-            case let .mute(target, _) where !heldByPlayer.contains(target): id = target
+            case let .mute(target, _, _) where !heldByPlayer.contains(target): id = target
             default: continue
             }
             guard let target = engine.streams[id], target.outputLoss == nil else { continue } // its output was lost

@@ -85,7 +85,7 @@ struct OutputLossModel {
             switch command {
             // A mute the engine puts down to an output loss (others in the step are an interruption's, the
             // other properties' business: a stream unmuted by a device back may interrupt another).
-            case let .mute(id, _) where outputStep && engine.streams[id]?.outputLoss?.since == step.time:
+            case let .mute(id, _, _) where outputStep && engine.streams[id]?.outputLoss?.since == step.time:
                 if let loss, concerned.contains(id) {
                     losses[id] = loss
                 } else {

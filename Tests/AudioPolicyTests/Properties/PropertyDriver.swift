@@ -320,9 +320,10 @@ struct ShellModel {
                 let current = factor(id, at: now)
                 if abs(current - from) > 1e-9, mismatch == nil { mismatch = (id, current, from) }
                 streams[id, default: Stream()].ramp = Ramp(from: from, to: to, start: now, duration: duration)
-            case let .mute(id, fade):
+            case let .mute(id, from, fade):
                 let current = factor(id, at: now)
-                streams[id, default: Stream()].ramp = Ramp(from: current, to: 0, start: now, duration: fade)
+                if abs(current - from) > 1e-9, mismatch == nil { mismatch = (id, current, from) }
+                streams[id, default: Stream()].ramp = Ramp(from: from, to: 0, start: now, duration: fade)
                 streams[id, default: Stream()].muted = true
             case let .unmute(id, to, fade):
                 streams[id, default: Stream()].ramp = Ramp(from: 0, to: to, start: now, duration: fade)
