@@ -153,7 +153,7 @@ struct QuiescenceProperty: EngineProperty {
             ].compactMap { $0 }
             if !problems.isEmpty {
                 return Violation(
-                    message: "stream \(id) left changed \(PropertyDriver.quiescenceWait / 1000) s after every other app's stream ended and every hook was released: \(problems.joined(separator: ", "))",
+                    message: "stream \(id) left changed \(PropertyDriver.quiescenceWait / 1000) s after every other app's stream ended, every hook was released and (with a focus source) its app had focus: \(problems.joined(separator: ", "))",
                     expectations: [PropertyDriver.expectStream(id, at: now, ["volume = 1.0", "muted = false"])])
             }
         }

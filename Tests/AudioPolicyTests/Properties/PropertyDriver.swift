@@ -132,6 +132,14 @@ enum PropertyDriver {
                 else if stream.app != app { actions.append(.event(.streamEnded(stream.id))) }
             }
             for capture in engine.captures.keys.sorted() { actions.append(.event(.captureEnded(capture))) }
+            // Focus elsewhere is an interruption too: the person looks at the app left standing (or, when
+            // no focus source could name it, the source goes away), and what focus did must be undone.
+            if engine.windowFocus.known {
+                let properties = target.properties
+                let look = AppIdentity(pid: properties["application.process.id"].flatMap(Int.init),
+                                       name: properties["application.process.binary"] ?? properties["application.name"])
+                actions.append(.event(look.pid == nil && look.name == nil ? .focusUnknown : .focus(look)))
+            }
             var violation = advance(to: end)
             for action in actions where violation == nil { violation = call(action, at: now) }
             if violation == nil { violation = advance(to: now + quiescenceWait) }

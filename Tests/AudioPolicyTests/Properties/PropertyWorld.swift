@@ -173,6 +173,21 @@ enum PropertyPool {
         ("hdmi", Output(properties: ["device.description": "HDMI"])),
     ]
 
+    /// Windows a focus source names: each app's process, its binary alone (a window whose process plays
+    /// nothing), and a process with no stream at all.
+    static let windows: [AppIdentity] = {
+        var result: [AppIdentity] = []
+        for app in apps {
+            if let pid = app.properties["application.process.id"].flatMap(Int.init) {
+                result.append(AppIdentity(pid: pid, name: app.properties["application.process.binary"]))
+            }
+            if let binary = app.properties["application.process.binary"] { result.append(AppIdentity(name: binary)) }
+        }
+        var unique: [AppIdentity] = []
+        for identity in result where !unique.contains(identity) { unique.append(identity) }
+        return unique + [AppIdentity(pid: 9999, name: "xterm")]
+    }()
+
     static let streams: [StreamID] = (1...7).map { StreamID("s\($0)") }
     static let hooks: [StreamID] = ["h1", "h2", "h3"]
     static let capturesIDs: [StreamID] = ["c1", "c2"]
@@ -413,6 +428,13 @@ struct PropertyGenerator {
         case 74..<77: event = .tick
         case 77..<80:
             return PropertyStep(gap: g, action: .reload(rng.int(0...(PropertyPolicies.all.count - 1))))
+        case 80..<84:
+            // The focus source: a window gets focus (or none has: the desktop), one closes, the source goes.
+            switch rng.int(0...9) {
+            case 0..<6: event = .focus(rng.chance(0.15) ? nil : rng.pick(PropertyPool.windows))
+            case 6..<9: event = .windowClosed(rng.pick(PropertyPool.windows))
+            default: event = .focusUnknown
+            }
         default:
             return startEvent()
         }
