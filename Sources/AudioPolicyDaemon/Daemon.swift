@@ -70,6 +70,7 @@ public final class Daemon {
     private var timer: MainLoop.Timer?
     /// The X11 display's focus, when `DISPLAY` is set and opens.
     private var x11Focus: X11Focus?
+    private var swayFocus: SwayFocus?
     /// Events found while carrying out commands, fed on the next turn of the loop (feeding the engine
     /// then would interleave two decisions).
     private var later: [Event] = []
@@ -172,7 +173,9 @@ public final class Daemon {
         actuation.openJournal()
         serverIntake.connect()
         players.start()
-        x11Focus = X11Focus(loop: loop, log: log) { [unowned self] event in self.feed(event) }
+        // Under sway Xwayland's DISPLAY exists too, and knows nothing of Wayland windows: sway's IPC first.
+        swayFocus = SwayFocus(loop: loop, log: log) { [unowned self] event in self.feed(event) }
+        if swayFocus == nil { x11Focus = X11Focus(loop: loop, log: log) { [unowned self] event in self.feed(event) } }
     }
 
     private func raisePriority() {
