@@ -47,18 +47,8 @@ final class FocusTests {
                 .map { .done($0) } ?? .waiting("none yet")
         }
         try activate(gameWindow, environment)
-        // The other window opened last and had focus: the game may be on its way back from a duck. Its own
-        // volume is what the server shows once the daemon has it untouched (factor 1) and the ramp is over.
-        try changes.await("the daemon to have the game untouched", timeout: 5) { () throws -> Probe<Void> in
-            let status = try daemon.status()
-            let row = status.streams.first { $0.index == stream.index }
-            return row.map { $0.factor == 1 && $0.state == .playing } == true ? .done(()) : .waiting(DaemonTests.describe(status))
-        }
-        var last: ServerStream?
-        let own = try awaitVolume(stream.index, "its own volume, steady with its window focused") { now in
-            defer { last = now }
-            return last.map { DaemonTests.matches($0.volume, now.volume) } ?? false
-        }.volume
+        // The other window opened last and had focus: the game may be on its way back from a duck.
+        let own = try FocusDesktop.ownVolume(of: stream.index, daemon: daemon, changes: changes)
         try activate(otherWindow, environment)
         let expected = ducks ? DaemonTests.volume(own, at: -12) : own
         if ducks {
@@ -86,12 +76,8 @@ final class FocusTests {
         guard result.code == 0 else { throw CommandFailure(description: "xdotool windowactivate \(window): \(result)") }
     }
 
-    @discardableResult
-    private func awaitVolume(_ index: UInt32, _ what: String, _ condition: (ServerStream) -> Bool) throws -> ServerStream {
-        try changes.await("the game's stream: \(what)", timeout: 5) { () throws -> Probe<ServerStream> in
-            guard let now = try SoundServer.stream(index) else { throw CommandFailure(description: "the game's stream is gone") }
-            return condition(now) ? .done(now) : .waiting("\(now)")
-        }
+    private func awaitVolume(_ index: UInt32, _ what: String, _ condition: (ServerStream) -> Bool) throws {
+        try FocusDesktop.awaitVolume(index, "the game's stream: \(what)", changes: changes, condition)
     }
 }
 
@@ -105,6 +91,31 @@ enum FocusDesktop {
         }
         return absent.isEmpty ? nil : "needs \(absent.joined(separator: ", ")) (apt-get install xvfb openbox xdotool mpv)"
     }()
+
+    /// The app's own volume on stream `index`: what the server shows once the daemon has the stream
+    /// untouched (factor 1, playing) and the volume holds still (a restore ramp may still be running).
+    static func ownVolume(of index: UInt32, daemon: DaemonProcess, changes: Changes) throws -> Volume {
+        try changes.await("the daemon to have stream #\(index) untouched", timeout: 5) { () throws -> Probe<Void> in
+            let status = try daemon.status()
+            let row = status.streams.first { $0.index == index }
+            return row.map { $0.factor == 1 && $0.state == .playing } == true ? .done(()) : .waiting(DaemonTests.describe(status))
+        }
+        var last: ServerStream?
+        return try awaitVolume(index, "stream #\(index): its own volume, steady", changes: changes) { now in
+            defer { last = now }
+            return last.map { DaemonTests.matches($0.volume, now.volume) } ?? false
+        }.volume
+    }
+
+    /// Awaits stream `index` on the server meeting `condition` (within 5 s); throws if it is gone.
+    @discardableResult
+    static func awaitVolume(_ index: UInt32, _ what: String, changes: Changes,
+                            _ condition: (ServerStream) -> Bool) throws -> ServerStream {
+        try changes.await(what, timeout: 5) { () throws -> Probe<ServerStream> in
+            guard let now = try SoundServer.stream(index) else { throw CommandFailure(description: "stream #\(index) is gone") }
+            return condition(now) ? .done(now) : .waiting("\(now)")
+        }
+    }
 
     /// A display number nobody uses.
     static func freeDisplay() throws -> String {
