@@ -126,14 +126,14 @@ enum FocusDesktop {
         throw CommandFailure(description: "no free X display number in 90..<200")
     }
 
-    /// The policy at `path` (in the package) with a first rule that makes the tone's mpv an ambient game
-    /// (mpv has a media player's name, so the default rules would make it media).
+    /// The policy at `path` (in the package) with a first rule that makes the tones' mpv (`focusgame`,
+    /// `focusradio`) ambient games (mpv has a media player's name, so the default rules would make it media).
     static func gamePolicy(from path: String) throws -> URL {
         let folder = try TestEnvironment.temporaryFolder("audio-policyd-focus")
         let text = try String(contentsOf: TestEnvironment.packageRoot.appendingPathComponent(path), encoding: .utf8)
         let marker = "[[rule]]\nname = \"infrastructure\""
         guard let at = text.range(of: marker) else { throw CommandFailure(description: "no infrastructure rule in \(path)") }
-        let rule = "[[rule]]\nname = \"focus test game\"\nmatch = { app = \"focusgame\" }\nclass = \"ambient\"\n\n"
+        let rule = "[[rule]]\nname = \"focus test game\"\nmatch = { app = [\"focusgame\", \"focusradio\"] }\nclass = \"ambient\"\n\n"
         let file = folder.appendingPathComponent("policy.toml")
         try (text[..<at.lowerBound] + rule + text[at.lowerBound...]).write(to: file, atomically: true, encoding: .utf8)
         return file

@@ -10,13 +10,14 @@ final class FocusTone {
     let stream: ServerStream
     private(set) var own: Volume?
 
-    /// Starts mpv on a tone of `frequency` Hz with `options` (a window, an app id) and awaits its stream.
-    init(_ label: String, frequency: Int, options: [String] = [], environment: [String: String]? = nil,
-         changes: Changes) throws {
+    /// Starts mpv on a tone of `frequency` Hz with `options` (a window, an app id), its stream named
+    /// `name`, and awaits the stream.
+    init(_ label: String, frequency: Int, name: String = "focusgame", options: [String] = [],
+         environment: [String: String]? = nil, changes: Changes) throws {
         self.label = label
-        child = try Child(["mpv", "--no-config", "--audio-client-name=focusgame", "--loop=inf"] + options
+        child = try Child(["mpv", "--no-config", "--audio-client-name=\(name)", "--loop=inf"] + options
                           + ["av://lavfi:sine=frequency=\(frequency)"], environment: environment ?? TestEnvironment.variables)
-        stream = try SoundServer.awaitStream(of: child, pid: child.pid, name: "focusgame", changes: changes, timeout: 10)
+        stream = try SoundServer.awaitStream(of: child, pid: child.pid, name: name, changes: changes, timeout: 10)
     }
 
     deinit { child.kill() }
