@@ -71,6 +71,7 @@ public final class Daemon {
     /// The X11 display's focus, when `DISPLAY` is set and opens.
     private var x11Focus: X11Focus?
     private var swayFocus: SwayFocus?
+    private lazy var focusBus = FocusBus(log: log) { [unowned self] event in self.feed(event) }
     /// Events found while carrying out commands, fed on the next turn of the loop (feeding the engine
     /// then would interleave two decisions).
     private var later: [Event] = []
@@ -113,7 +114,10 @@ public final class Daemon {
         players.onPlayerEvent = { [unowned self] player in self.publication.publish(ControlEvent(event: .player, player: player)) }
         players.onChange = { [unowned self] in self.publication.nowPlaying.refresh() }
         publication.nowPlaying.publishedName = options.nowPlaying
-        players.onBus = { [unowned self] bus in self.publication.nowPlaying.busChanged(bus) }
+        players.onBus = { [unowned self] bus in
+            self.publication.nowPlaying.busChanged(bus)
+            self.focusBus.busChanged(bus)
+        }
         actuation.feedLater = feedLater
         actuation.meters.onAudibility = { [unowned self] index, audible in
             guard self.actuation.streams[index] != nil else { return }
