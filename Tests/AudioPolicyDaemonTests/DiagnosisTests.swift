@@ -111,8 +111,11 @@ import Testing
             #expect(Self.checks(facts).isEmpty, "\(desktop) with a sway socket")
             facts.swaySocket = nil
         }
-        // Control: another Wayland desktop with Xwayland's DISPLAY is left as before (X11 focus).
+        // Another Wayland desktop: Xwayland's DISPLAY is no source either; the focus op is the way in.
         facts.currentDesktop = "Hyprland"
+        #expect(Diagnosis.findings(facts).first?.fix.contains(#"{"op":"focus""#) == true)
+        // Control: X11 with no Wayland is a source.
+        facts.waylandDisplay = nil
         #expect(Self.checks(facts).isEmpty)
     }
 

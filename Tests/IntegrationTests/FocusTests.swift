@@ -20,7 +20,12 @@ final class FocusTests {
         try playFocus(policy: FocusDesktop.gamePolicy(from: "policies/default.toml"), ducks: false)
     }
 
-    private func playFocus(policy: URL, ducks: Bool) throws {
+    @Test("control: in a Wayland session (WAYLAND_DISPLAY set) DISPLAY is Xwayland's and not followed: focus moves, the game plays on")
+    func xwaylandDisplayIsNotFollowed() throws {
+        try playFocus(policy: FocusDesktop.gamePolicy(from: "policies/focus.toml"), ducks: false, wayland: true)
+    }
+
+    private func playFocus(policy: URL, ducks: Bool, wayland: Bool = false) throws {
         defer { try? FileManager.default.removeItem(at: policy.deletingLastPathComponent()) }
         let display = try FocusDesktop.freeDisplay()
         let xvfb = try Child(["Xvfb", display, "-nolisten", "tcp"])
@@ -32,8 +37,9 @@ final class FocusTests {
         }
         let openbox = try Child(["openbox"], environment: environment)
         defer { openbox.kill() }
-        let daemon = try DaemonProcess(policy: policy.path, changes: changes, environment: ["DISPLAY": display])
-        _ = try daemon.awaitLog("focus: following the active window on X display \(display)")
+        let daemon = try DaemonProcess(policy: policy.path, changes: changes,
+                                       environment: ["DISPLAY": display, "WAYLAND_DISPLAY": wayland ? "wayland-test" : ""])
+        _ = try daemon.awaitLog(wayland ? "focus: DISPLAY \(display) is Xwayland's" : "focus: following the active window on X display \(display)")
         let game = try Child(["mpv", "--force-window=yes", "--vo=x11", "--audio-client-name=focusgame", "--loop=inf",
                               "--no-config", "av://lavfi:sine=frequency=440"], environment: environment)
         defer { game.kill() }

@@ -79,8 +79,9 @@ public enum Diagnosis {
             }
     }
 
-    /// No source that tells which window has focus: sway/i3's socket is one; on KDE's or GNOME's Wayland
-    /// session only their helper is (DISPLAY there is Xwayland's, blind to Wayland windows); elsewhere X11.
+    /// No source that tells which window has focus: sway/i3's socket is one; in a Wayland session DISPLAY
+    /// is Xwayland's, blind to Wayland windows (the daemon does not follow it), so on KDE or GNOME only
+    /// their helper is; with no Wayland, X11.
     static func focus(_ facts: SessionFacts) -> [Finding] {
         if facts.swaySocket != nil { return [] }
         if facts.waylandDisplay != nil, let helper = WaylandFocusHelper(currentDesktop: facts.currentDesktop) {
@@ -92,9 +93,10 @@ public enum Diagnosis {
                     + "(DISPLAY is Xwayland's and shows X11 windows only): the shell has to tell it",
                 fix: helper.fix)]
         }
-        guard facts.display == nil else { return [] }
+        // In a Wayland session the daemon leaves DISPLAY alone (Xwayland's, blind to Wayland windows).
+        guard facts.display == nil || facts.waylandDisplay != nil else { return [] }
         return [Finding(
-            check: "focus", severity: .note, problem: "no focus source for this desktop (no DISPLAY, no sway/i3 socket)",
+            check: "focus", severity: .note, problem: "no focus source for this desktop (no DISPLAY of its own, no sway/i3 socket)",
             why: facts.waylandDisplay != nil ? "on this Wayland desktop the daemon cannot see which window has focus by itself"
                 : "there is no display: which window has focus is unknown, and an opt-in focus policy cannot act",
             fix: facts.waylandDisplay != nil
