@@ -35,6 +35,7 @@ final class ControlFocusTests {
         try focus(#"{"id":5,"op":"focus","pid":\#(game.pid)}"#, daemon)
         try FocusTone.await([(game, false), (other, true)], "the game back exactly", daemon: daemon, changes: changes)
         #expect(daemon.problems.isEmpty, "\(daemon.problems)")
+        try FocusTone.stopRestores([game, other], daemon: daemon, changes: changes)
     }
 
     @Test("control: the default policy (unfocused = nothing) leaves both alone whatever the focus op says")
@@ -76,6 +77,7 @@ final class ControlFocusTests {
                                    "/org/audiopolicyd/Focus", "org.audiopolicyd.Focus.Activated", "string:game"])
         #expect(refused.code != 0 && refused.errors.contains("InvalidArgs"), "\(refused)")
         #expect(daemon.problems.isEmpty, "\(daemon.problems)")
+        try FocusTone.stopRestores([game, other], daemon: daemon, changes: changes)
     }
 
     /// Calls `Activated` as the KWin script does (with dbus-send) and checks it succeeded.

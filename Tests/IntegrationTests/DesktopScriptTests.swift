@@ -32,6 +32,7 @@ final class DesktopScriptTests {
         try tell([(game.pid, "")], socket: daemon.socketPath)
         try FocusTone.await([(game, false), (other, true)], "the game back exactly", daemon: daemon, changes: changes)
         #expect(daemon.problems.isEmpty, "\(daemon.problems)")
+        try FocusTone.stopRestores([game, other], daemon: daemon, changes: changes)
     }
 
     @Test("control: with no daemon listening, tell says so and does not throw",

@@ -32,6 +32,9 @@ final class SwayFocusTests {
         _ = try daemon.awaitLog("focus: following the focused window through the sway/i3 socket \(sway.socket)")
         // The other window opened last and has focus; no other app was seen with focus: nobody is unfocused.
         for app in [game, other, radio] { try app.readOwnVolume(daemon: daemon, changes: changes) }
+        // What the sink plays, for the game's 440 Hz and the other app's 660 Hz (the radio plays 550 Hz).
+        let (gameBand, otherBand) = (400...480, 620...700)
+        let before = try Levels.record(seconds: 0.5)
 
         try sway.command("[app_id=swaygame] focus")
         try FocusTone.await([(other, true), (game, false), (radio, false)], "the other app ducked, the focused game not",
@@ -39,6 +42,12 @@ final class SwayFocusTests {
         try sway.command("[app_id=swayother] focus")
         try FocusTone.await([(game, true), (other, false), (radio, false)], "the game ducked, the other app back exactly",
                             daemon: daemon, changes: changes)
+        let after = try Levels.record(seconds: 0.5)
+        let gameDrop = try after.level(gameBand) - before.level(gameBand)
+        let otherDrop = try after.level(otherBand) - before.level(otherBand)
+        #expect(abs(gameDrop + 12) < 1.5, "the sink plays the unfocused game \(gameDrop) dB from before")
+        #expect(abs(otherDrop) < 1.5, "the sink plays the focused app \(otherDrop) dB from before (control)")
+        print("sway focus: on the sink, the unfocused game \(String(format: "%.2f", gameDrop)) dB, the focused app \(String(format: "%+.2f", otherDrop)) dB")
         try sway.command("[app_id=focusradio] focus")
         try FocusTone.await([(game, true), (other, true), (radio, false)], "the radio's window focused: the others ducked",
                             daemon: daemon, changes: changes)

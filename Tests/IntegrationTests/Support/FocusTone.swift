@@ -1,5 +1,6 @@
 import AudioPolicy
 import Foundation
+import Testing
 
 /// An app of the focus tests: a real mpv playing a tone as the policy's game (`focusgame`, ambient by
 /// FocusDesktop.gamePolicy's rule), its stream, and its own volume once read. Each mpv is its own app
@@ -11,13 +12,20 @@ final class FocusTone {
     private(set) var own: Volume?
 
     /// Starts mpv on a tone of `frequency` Hz with `options` (a window, an app id), its stream named
-    /// `name`, and awaits the stream.
+    /// `name`, awaits the stream and sets it to full volume. Start it before the daemon.
     init(_ label: String, frequency: Int, name: String = "focusgame", options: [String] = [],
          environment: [String: String]? = nil, changes: Changes) throws {
         self.label = label
         child = try Child(["mpv", "--no-config", "--audio-client-name=\(name)", "--loop=inf"] + options
                           + ["av://lavfi:sine=frequency=\(frequency)"], environment: environment ?? TestEnvironment.variables)
-        stream = try SoundServer.awaitStream(of: child, pid: child.pid, name: name, changes: changes, timeout: 10)
+        let started = try SoundServer.awaitStream(of: child, pid: child.pid, name: name, changes: changes, timeout: 10)
+        // Full volume, as a user would have it: the server restores the app name's last volume, which an
+        // earlier test's daemon (killed, so never restoring) may have left ducked, far under the tones' levels.
+        try SoundServer.setVolume(started.index, raw: started.volume.raw.map { _ in 65536 })
+        stream = try changes.await("\(label)'s stream at full volume", timeout: 5) { () throws -> Probe<ServerStream> in
+            let now = try SoundServer.current(started.index, of: label)
+            return now.volume.raw.allSatisfy { $0 == 65536 } ? .done(now) : .waiting("\(now)")
+        }
     }
 
     deinit { child.kill() }
@@ -45,6 +53,17 @@ final class FocusTone {
             if let wrong = try mismatch(wanted, decibels: decibels, daemon: daemon) {
                 throw CommandFailure(description: "changed during the control: \(wrong)")
             }
+        }
+    }
+
+    /// Stops the daemon cleanly (SIGTERM) and awaits every app back at its own volume on the server: what
+    /// focus ducked is put back, and no ducked volume is left for the server to save for the next test.
+    static func stopRestores(_ apps: [FocusTone], daemon: DaemonProcess, changes: Changes) throws {
+        #expect(daemon.terminate() == 0, "the daemon's exit on SIGTERM")
+        for app in apps {
+            guard let own = app.own else { throw CommandFailure(description: "\(app.label): own volume not read") }
+            try FocusDesktop.awaitVolume(app.stream.index, "\(app.label) back at its own volume after a clean stop",
+                                         changes: changes) { DaemonTests.matches($0.volume, own) && !$0.muted }
         }
     }
 
