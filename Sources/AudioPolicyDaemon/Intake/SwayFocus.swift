@@ -84,15 +84,13 @@ final class SwayFocus {
             for message in try SwayIPCMessage.take(from: &buffer) {
                 for event in reader.events(for: message) { feed(event) }
             }
+            guard gone else { return }
+            log.warning("focus: sway/i3 went away; focus is unknown from now on")
         } catch {
             log.warning("focus: the sway/i3 socket sent what is not i3 IPC (\(error)); focus is unknown from now on")
-            gone = true
         }
-        if gone {
-            if buffer.isEmpty { log.warning("focus: sway/i3 went away; focus is unknown from now on") }
-            watch = nil
-            feed(.focusUnknown)
-        }
+        watch = nil
+        feed(.focusUnknown)
     }
 
     /// What the messages mean for focus: pure, so a recorded byte stream can be read in a test.

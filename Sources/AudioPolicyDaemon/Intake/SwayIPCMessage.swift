@@ -1,6 +1,6 @@
 /// One message of the i3 IPC protocol, which sway speaks too: the magic `i3-ipc`, the payload's length
-/// and the message type (both 32-bit, in the host's byte order — little-endian on every machine the
-/// daemon runs on), then the JSON payload.
+/// and the message type (32-bit words in the host's byte order, as the protocol says: little-endian on
+/// x86 and ARM), then the JSON payload.
 ///
 /// A type of its own so the framing is read and tested apart from what the focus source makes of it:
 /// a stream socket hands over bytes in any cut, and one read may hold half a message or several.
@@ -34,7 +34,7 @@ struct SwayIPCMessage: Equatable {
     var encoded: [UInt8] {
         var bytes = Self.magic
         for value in [UInt32(payload.count), type] {
-            withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+            withUnsafeBytes(of: value) { bytes.append(contentsOf: $0) }
         }
         return bytes + payload
     }
@@ -65,6 +65,6 @@ struct SwayIPCMessage: Equatable {
     }
 
     private static func word(_ bytes: [UInt8], at offset: Int) -> UInt32 {
-        (0..<4).reduce(UInt32(0)) { value, index in value | UInt32(bytes[offset + index]) << (8 * UInt32(index)) }
+        bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self) }
     }
 }
