@@ -47,9 +47,8 @@ final class GnomeShellFocusTests {
     }
 }
 
-/// gnome-shell headless on buses of its own, with our extension (the 43/44 one, as `make install` picks
-/// for this shell) and the test's focus driver installed in a private HOME and enabled. `deinit`
-/// stops the shell and its buses.
+/// gnome-shell headless in a private session (DesktopSession), with our extension (the 43/44 one, as
+/// `make install` picks for this shell) and the test's focus driver installed in its HOME and enabled.
 final class HeadlessGnomeShell {
     static let extensionUUID = "audio-policyd-focus@audio-policyd"
     static let driverUUID = "focus-driver@audio-policyd-tests"
@@ -71,21 +70,14 @@ final class HeadlessGnomeShell {
         return nil
     }()
 
-    let folder: URL
-    let runtime: URL
-    private var children: [Child] = []
-    private let environment: [String: String]
+    let session: DesktopSession
     private let changes: Changes
 
     init(changes: Changes) throws {
         self.changes = changes
-        folder = try TestEnvironment.temporaryFolder("audio-policyd-gnome")
-        runtime = folder.appendingPathComponent("run")
-        let home = folder.appendingPathComponent("home")
-        let extensions = home.appendingPathComponent(".local/share/gnome-shell/extensions")
-        for made in [runtime, extensions] {
-            try FileManager.default.createDirectory(at: made, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        }
+        // The shell asks logind on the system bus when /run/systemd/seats exists: a bus of its own, with no logind.
+        session = try DesktopSession("audio-policyd-gnome", systemBus: true, changes: changes)
+        let extensions = session.home.appendingPathComponent(".local/share/gnome-shell/extensions")
         let root = TestEnvironment.packageRoot
         let ours = extensions.appendingPathComponent(Self.extensionUUID)
         try FileManager.default.createDirectory(at: ours, withIntermediateDirectories: true)
@@ -96,26 +88,10 @@ final class HeadlessGnomeShell {
         }
         try FileManager.default.copyItem(at: root.appendingPathComponent("Tests/Desktop/\(Self.driverUUID)"),
                                          to: extensions.appendingPathComponent(Self.driverUUID))
-        let session = "unix:path=\(runtime.path)/bus"
-        let system = "unix:path=\(folder.path)/system-bus"
-        environment = [
-            "PATH": TestEnvironment.variables["PATH"] ?? "/usr/bin:/bin", "HOME": home.path, "XDG_RUNTIME_DIR": runtime.path,
-            "DBUS_SESSION_BUS_ADDRESS": session,
-            // The shell asks logind on the system bus when /run/systemd/seats exists: a bus of its own, with no logind.
-            "DBUS_SYSTEM_BUS_ADDRESS": system,
-        ]
-        for address in [session, system] {
-            children.append(try Child(["dbus-daemon", "--session", "--nofork", "--address=\(address)"], environment: environment))
-        }
-        let runtimePath = runtime.path, folderPath = folder.path
-        try changes.await("the shell's buses", timeout: 10) { () -> Probe<Void> in
-            FileManager.default.fileExists(atPath: "\(runtimePath)/bus") && FileManager.default.fileExists(atPath: "\(folderPath)/system-bus")
-                ? .done(()) : .waiting("no sockets yet")
-        }
-        children.append(try Child(["gnome-shell", "--headless", "--wayland", "--no-x11", "--virtual-monitor", "1024x768"],
-                                  environment: environment, defaultSignals: true))
+        let shell = try session.start(["gnome-shell", "--headless", "--wayland", "--no-x11", "--virtual-monitor", "1024x768"])
+        let (runtimePath, environment) = (session.runtime.path, session.environment)
         try changes.await("gnome-shell's Wayland socket and extension service", timeout: 20) { () throws -> Probe<Void> in
-            if let code = children.last?.exitCode { throw CommandFailure(description: "gnome-shell exited with \(code)") }
+            if let code = shell.exitCode { throw CommandFailure(description: "gnome-shell exited with \(code)") }
             guard FileManager.default.fileExists(atPath: "\(runtimePath)/wayland-0") else { return .waiting("no wayland-0") }
             let listed = try outcome(["gnome-extensions", "list"], environment: environment)
             return listed.code == 0 && listed.output.contains(Self.driverUUID) ? .done(()) : .waiting("\(listed)")
@@ -129,37 +105,17 @@ final class HeadlessGnomeShell {
         }
     }
 
-    deinit {
-        for child in children.reversed() { child.stop() }
-        // What the shell and its buses started (at-spi's bus, dconf-service, the shell's gjs services) may
-        // outlive them: every process with this shell's private folder in its environment is ours to end.
-        let marker = Array(folder.path.utf8)
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-            guard let pid = Int32(entry), pid != getpid(),
-                  let environ = FileManager.default.contents(atPath: "/proc/\(entry)/environ"),
-                  environ.split(separator: 0).contains(where: { $0.contains(marker) }) else { continue }
-            kill(pid, SIGKILL)
-        }
-        try? FileManager.default.removeItem(at: folder)
-    }
-
-    /// A Wayland client's environment: ours, on this shell, with no X display to fall back on.
-    var clientEnvironment: [String: String] {
-        var client = TestEnvironment.variables
-        client["WAYLAND_DISPLAY"] = runtime.appendingPathComponent("wayland-0").path
-        client["DISPLAY"] = nil
-        return client
-    }
+    /// A Wayland client's environment: on this shell.
+    var clientEnvironment: [String: String] { session.clientEnvironment(wayland: "wayland-0") }
 
     /// `gnome-extensions VERB UUID` on this shell.
     func extensions(_ verb: String, _ uuid: String) throws {
-        let result = try outcome(["gnome-extensions", verb, uuid], environment: environment)
-        guard result.code == 0 else { throw CommandFailure(description: "gnome-extensions \(verb) \(uuid): \(result)") }
+        try session.run(["gnome-extensions", verb, uuid])
     }
 
     /// Puts the daemon's socket where the extension looks for it.
     func linkControlSocket(to path: String) throws {
-        let folder = runtime.appendingPathComponent("audio-policyd")
+        let folder = session.runtime.appendingPathComponent("audio-policyd")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("control").path, withDestinationPath: path)
     }
@@ -169,10 +125,10 @@ final class HeadlessGnomeShell {
         let driver = ["gdbus", "call", "--session", "--dest", "org.audiopolicyd.tests.FocusDriver",
                       "--object-path", "/org/audiopolicyd/tests/FocusDriver", "--method"]
         try changes.await("the shell to focus pid \(pid)'s window", timeout: 10) { () throws -> Probe<Void> in
-            let activated = try outcome(driver + ["org.audiopolicyd.tests.FocusDriver.Activate", "\(pid)"], environment: environment)
-            guard activated.output.contains("true") else { return .waiting("no window of pid \(pid) yet: \(activated)") }
-            let focused = try outcome(driver + ["org.audiopolicyd.tests.FocusDriver.Focused"], environment: environment)
-            return focused.output.contains("(\(pid),)") ? .done(()) : .waiting("focused: \(focused.output)")
+            let activated = try session.run(driver + ["org.audiopolicyd.tests.FocusDriver.Activate", "\(pid)"])
+            guard activated.contains("true") else { return .waiting("no window of pid \(pid) yet: \(activated)") }
+            let focused = try session.run(driver + ["org.audiopolicyd.tests.FocusDriver.Focused"])
+            return focused.contains("(\(pid),)") ? .done(()) : .waiting("focused: \(focused)")
         }
     }
 }
