@@ -3,10 +3,10 @@ import ControlProtocol
 import Foundation
 import Testing
 
-/// What the project ships for KDE Plasma and GNOME on Wayland (desktop/): the GNOME Shell extension's
-/// socket client run under real gjs against the real daemon, and every script parsed. KWin and GNOME
-/// Shell themselves do not run here: their halves (`workspace.windowActivated`, `notify::focus-window`)
-/// were written from their documentation and sources, not tried (README: Focus).
+/// What the project ships for KDE Plasma and GNOME on Wayland (desktop/), apart from their shells: the
+/// GNOME Shell extension's socket client run under plain gjs against the real daemon, and every script
+/// parsed — the Plasma 6 branch and the GNOME 45+ module included, which no test runs in their shells.
+/// In the shells themselves: KWinFocusTests, GnomeShellFocusTests.
 @Suite("desktop scripts", .serialized)
 final class DesktopScriptTests {
     let changes = Changes()
