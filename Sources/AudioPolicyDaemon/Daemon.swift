@@ -70,7 +70,9 @@ public final class Daemon {
     private var timer: MainLoop.Timer?
     /// The X11 display's focus, when `DISPLAY` is set and opens.
     private var x11Focus: X11Focus?
+    /// sway's or i3's focus, when `SWAYSOCK`/`I3SOCK` answers; X11's is not followed then.
     private var swayFocus: SwayFocus?
+    /// Focus told on the session bus (the KWin script).
     private lazy var focusBus = FocusBus(log: log) { [unowned self] event in self.feed(event) }
     /// Events found while carrying out commands, fed on the next turn of the loop (feeding the engine
     /// then would interleave two decisions).
