@@ -70,6 +70,10 @@ public final class Daemon {
     private var timer: MainLoop.Timer?
     /// The X11 display's focus, when `DISPLAY` is set and opens.
     private var x11Focus: X11Focus?
+    /// sway's or i3's focus, when `SWAYSOCK`/`I3SOCK` answers; X11's is not followed then.
+    private var swayFocus: SwayFocus?
+    /// Focus told on the session bus (the KWin script).
+    private lazy var focusBus = FocusBus(log: log) { [unowned self] event in self.feed(event) }
     /// Events found while carrying out commands, fed on the next turn of the loop (feeding the engine
     /// then would interleave two decisions).
     private var later: [Event] = []
@@ -112,7 +116,10 @@ public final class Daemon {
         players.onPlayerEvent = { [unowned self] player in self.publication.publish(ControlEvent(event: .player, player: player)) }
         players.onChange = { [unowned self] in self.publication.nowPlaying.refresh() }
         publication.nowPlaying.publishedName = options.nowPlaying
-        players.onBus = { [unowned self] bus in self.publication.nowPlaying.busChanged(bus) }
+        players.onBus = { [unowned self] bus in
+            self.publication.nowPlaying.busChanged(bus)
+            self.focusBus.busChanged(bus)
+        }
         actuation.feedLater = feedLater
         actuation.meters.onAudibility = { [unowned self] index, audible in
             guard self.actuation.streams[index] != nil else { return }
@@ -172,7 +179,9 @@ public final class Daemon {
         actuation.openJournal()
         serverIntake.connect()
         players.start()
-        x11Focus = X11Focus(loop: loop, log: log) { [unowned self] event in self.feed(event) }
+        // Under sway Xwayland's DISPLAY exists too, and knows nothing of Wayland windows: sway's IPC first.
+        swayFocus = SwayFocus(loop: loop, log: log) { [unowned self] event in self.feed(event) }
+        if swayFocus == nil { x11Focus = X11Focus(loop: loop, log: log) { [unowned self] event in self.feed(event) } }
     }
 
     private func raisePriority() {

@@ -60,7 +60,22 @@ struct Doctor: ParsableCommand {
             display: environment["DISPLAY"].flatMap { $0.isEmpty ? nil : $0 },
             swaySocket: (environment["SWAYSOCK"] ?? environment["I3SOCK"]).flatMap { $0.isEmpty ? nil : $0 },
             waylandDisplay: environment["WAYLAND_DISPLAY"].flatMap { $0.isEmpty ? nil : $0 },
+            currentDesktop: environment["XDG_CURRENT_DESKTOP"],
+            focusHelperEnabled: Self.focusHelperEnabled(environment["XDG_CURRENT_DESKTOP"], configHome: configHome),
             alsaConfigs: [home + "/.asoundrc", "/etc/asound.conf"].compactMap { try? String(contentsOfFile: $0, encoding: .utf8) })
+    }
+
+    /// Whether the desktop's focus helper is on: KDE's kwinrc, GNOME's enabled-extensions setting.
+    private static func focusHelperEnabled(_ desktop: String?, configHome: String) -> Bool? {
+        switch WaylandFocusHelper(currentDesktop: desktop) {
+        case .kwinScript?:
+            return (try? String(contentsOfFile: configHome + "/kwinrc", encoding: .utf8)).map(WaylandFocusHelper.kwinrcEnables) ?? false
+        case .gnomeExtension?:
+            let setting = shell("gsettings get org.gnome.shell enabled-extensions 2>/dev/null")
+            return setting.status == 0 ? WaylandFocusHelper.gnomeSettingEnables(setting.output) : nil
+        case nil:
+            return nil
+        }
     }
 
     /// The first config file (user's, then the system's, then the shipped one) that turns WirePlumber's

@@ -89,6 +89,48 @@ import Testing
         #expect(Self.checks(facts).isEmpty)
     }
 
+    @Test("KDE or GNOME on Wayland: DISPLAY (Xwayland's) is no focus source; the KWin script or the GNOME extension enabled is, and sway's socket is")
+    func waylandFocusHelpers() throws {
+        var facts = Self.fine
+        facts.waylandDisplay = "wayland-0"
+        for (desktop, fix) in [("KDE", "kwriteconfig5 --file kwinrc --group Plugins --key audio-policyd-focusEnabled true"),
+                               ("ubuntu:GNOME", "gnome-extensions enable audio-policyd-focus@audio-policyd")] {
+            facts.currentDesktop = desktop
+            facts.focusHelperEnabled = false
+            let found = Diagnosis.findings(facts)
+            #expect(found.map(\.check) == ["focus"] && found.first?.severity == .note, "\(desktop)")
+            #expect(found.first?.fix.contains(fix) == true, "\(desktop): \(found)")
+            #expect(Finding.exitStatus(found) == 0)
+            facts.focusHelperEnabled = nil
+            #expect(Self.checks(facts) == ["focus"], "\(desktop), not known to be enabled")
+            // Controls: the helper enabled, or sway's socket, is a source.
+            facts.focusHelperEnabled = true
+            #expect(Self.checks(facts).isEmpty, "\(desktop), enabled")
+            facts.focusHelperEnabled = false
+            facts.swaySocket = "/run/user/1000/sway-ipc.1000.42.sock"
+            #expect(Self.checks(facts).isEmpty, "\(desktop) with a sway socket")
+            facts.swaySocket = nil
+        }
+        // Another Wayland desktop: Xwayland's DISPLAY is no source either; the focus op is the way in.
+        facts.currentDesktop = "Hyprland"
+        #expect(Diagnosis.findings(facts).first?.fix.contains(#"{"op":"focus""#) == true)
+        // Control: X11 with no Wayland is a source.
+        facts.waylandDisplay = nil
+        #expect(Self.checks(facts).isEmpty)
+    }
+
+    @Test("kwinrc and GNOME's enabled-extensions setting are read for the helpers")
+    func helperSettings() {
+        #expect(WaylandFocusHelper.kwinrcEnables("[Plugins]\nfoo=true\naudio-policyd-focusEnabled=true\n"))
+        #expect(!WaylandFocusHelper.kwinrcEnables("[Plugins]\naudio-policyd-focusEnabled=false\n"))
+        #expect(!WaylandFocusHelper.kwinrcEnables("[Other]\naudio-policyd-focusEnabled=true\n"))
+        #expect(WaylandFocusHelper.gnomeSettingEnables("['ding@rastersoft.com', 'audio-policyd-focus@audio-policyd']"))
+        #expect(!WaylandFocusHelper.gnomeSettingEnables("@as []"))
+        #expect(WaylandFocusHelper(currentDesktop: "KDE") == .kwinScript)
+        #expect(WaylandFocusHelper(currentDesktop: "ubuntu:GNOME") == .gnomeExtension)
+        #expect(WaylandFocusHelper(currentDesktop: "sway") == nil)
+    }
+
     @Test("no server answering: the ALSA plugin must be configured (type audiopolicy, not commented out)")
     func alsa() {
         var facts = Self.fine

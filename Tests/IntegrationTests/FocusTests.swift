@@ -20,7 +20,12 @@ final class FocusTests {
         try playFocus(policy: FocusDesktop.gamePolicy(from: "policies/default.toml"), ducks: false)
     }
 
-    private func playFocus(policy: URL, ducks: Bool) throws {
+    @Test("control: in a Wayland session (WAYLAND_DISPLAY set) DISPLAY is Xwayland's and not followed: focus moves, the game plays on")
+    func xwaylandDisplayIsNotFollowed() throws {
+        try playFocus(policy: FocusDesktop.gamePolicy(from: "policies/focus.toml"), ducks: false, wayland: true)
+    }
+
+    private func playFocus(policy: URL, ducks: Bool, wayland: Bool = false) throws {
         defer { try? FileManager.default.removeItem(at: policy.deletingLastPathComponent()) }
         let display = try FocusDesktop.freeDisplay()
         let xvfb = try Child(["Xvfb", display, "-nolisten", "tcp"])
@@ -32,8 +37,9 @@ final class FocusTests {
         }
         let openbox = try Child(["openbox"], environment: environment)
         defer { openbox.kill() }
-        let daemon = try DaemonProcess(policy: policy.path, changes: changes, environment: ["DISPLAY": display])
-        _ = try daemon.awaitLog("focus: following the active window on X display \(display)")
+        let daemon = try DaemonProcess(policy: policy.path, changes: changes,
+                                       environment: ["DISPLAY": display, "WAYLAND_DISPLAY": wayland ? "wayland-test" : ""])
+        _ = try daemon.awaitLog(wayland ? "focus: DISPLAY \(display) is Xwayland's" : "focus: following the active window on X display \(display)")
         let game = try Child(["mpv", "--force-window=yes", "--vo=x11", "--audio-client-name=focusgame", "--loop=inf",
                               "--no-config", "av://lavfi:sine=frequency=440"], environment: environment)
         defer { game.kill() }
@@ -47,18 +53,8 @@ final class FocusTests {
                 .map { .done($0) } ?? .waiting("none yet")
         }
         try activate(gameWindow, environment)
-        // The other window opened last and had focus: the game may be on its way back from a duck. Its own
-        // volume is what the server shows once the daemon has it untouched (factor 1) and the ramp is over.
-        try changes.await("the daemon to have the game untouched", timeout: 5) { () throws -> Probe<Void> in
-            let status = try daemon.status()
-            let row = status.streams.first { $0.index == stream.index }
-            return row.map { $0.factor == 1 && $0.state == .playing } == true ? .done(()) : .waiting(DaemonTests.describe(status))
-        }
-        var last: ServerStream?
-        let own = try awaitVolume(stream.index, "its own volume, steady with its window focused") { now in
-            defer { last = now }
-            return last.map { DaemonTests.matches($0.volume, now.volume) } ?? false
-        }.volume
+        // The other window opened last and had focus: the game may be on its way back from a duck.
+        let own = try FocusDesktop.ownVolume(of: stream.index, daemon: daemon, changes: changes)
         try activate(otherWindow, environment)
         let expected = ducks ? DaemonTests.volume(own, at: -12) : own
         if ducks {
@@ -86,12 +82,8 @@ final class FocusTests {
         guard result.code == 0 else { throw CommandFailure(description: "xdotool windowactivate \(window): \(result)") }
     }
 
-    @discardableResult
-    private func awaitVolume(_ index: UInt32, _ what: String, _ condition: (ServerStream) -> Bool) throws -> ServerStream {
-        try changes.await("the game's stream: \(what)", timeout: 5) { () throws -> Probe<ServerStream> in
-            guard let now = try SoundServer.stream(index) else { throw CommandFailure(description: "the game's stream is gone") }
-            return condition(now) ? .done(now) : .waiting("\(now)")
-        }
+    private func awaitVolume(_ index: UInt32, _ what: String, _ condition: (ServerStream) -> Bool) throws {
+        try FocusDesktop.awaitVolume(index, "the game's stream: \(what)", changes: changes, condition)
     }
 }
 
@@ -106,6 +98,31 @@ enum FocusDesktop {
         return absent.isEmpty ? nil : "needs \(absent.joined(separator: ", ")) (apt-get install xvfb openbox xdotool mpv)"
     }()
 
+    /// The app's own volume on stream `index`: what the server shows once the daemon has the stream
+    /// untouched (factor 1, playing) and the volume holds still (a restore ramp may still be running).
+    static func ownVolume(of index: UInt32, daemon: DaemonProcess, changes: Changes) throws -> Volume {
+        try changes.await("the daemon to have stream #\(index) untouched", timeout: 5) { () throws -> Probe<Void> in
+            let status = try daemon.status()
+            let row = status.streams.first { $0.index == index }
+            return row.map { $0.factor == 1 && $0.state == .playing } == true ? .done(()) : .waiting(DaemonTests.describe(status))
+        }
+        var last: ServerStream?
+        return try awaitVolume(index, "stream #\(index): its own volume, steady", changes: changes) { now in
+            defer { last = now }
+            return last.map { DaemonTests.matches($0.volume, now.volume) } ?? false
+        }.volume
+    }
+
+    /// Awaits stream `index` on the server meeting `condition` (within 5 s); throws if it is gone.
+    @discardableResult
+    static func awaitVolume(_ index: UInt32, _ what: String, changes: Changes,
+                            _ condition: (ServerStream) -> Bool) throws -> ServerStream {
+        try changes.await(what, timeout: 5) { () throws -> Probe<ServerStream> in
+            guard let now = try SoundServer.stream(index) else { throw CommandFailure(description: "stream #\(index) is gone") }
+            return condition(now) ? .done(now) : .waiting("\(now)")
+        }
+    }
+
     /// A display number nobody uses.
     static func freeDisplay() throws -> String {
         for number in 90..<200 where !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)")
@@ -115,14 +132,14 @@ enum FocusDesktop {
         throw CommandFailure(description: "no free X display number in 90..<200")
     }
 
-    /// The policy at `path` (in the package) with a first rule that makes the tone's mpv an ambient game
-    /// (mpv has a media player's name, so the default rules would make it media).
+    /// The policy at `path` (in the package) with a first rule that makes the tones' mpv (`focusgame`,
+    /// `focusradio`) ambient games (mpv has a media player's name, so the default rules would make it media).
     static func gamePolicy(from path: String) throws -> URL {
         let folder = try TestEnvironment.temporaryFolder("audio-policyd-focus")
         let text = try String(contentsOf: TestEnvironment.packageRoot.appendingPathComponent(path), encoding: .utf8)
         let marker = "[[rule]]\nname = \"infrastructure\""
         guard let at = text.range(of: marker) else { throw CommandFailure(description: "no infrastructure rule in \(path)") }
-        let rule = "[[rule]]\nname = \"focus test game\"\nmatch = { app = \"focusgame\" }\nclass = \"ambient\"\n\n"
+        let rule = "[[rule]]\nname = \"focus test game\"\nmatch = { app = [\"focusgame\", \"focusradio\"] }\nclass = \"ambient\"\n\n"
         let file = folder.appendingPathComponent("policy.toml")
         try (text[..<at.lowerBound] + rule + text[at.lowerBound...]).write(to: file, atomically: true, encoding: .utf8)
         return file

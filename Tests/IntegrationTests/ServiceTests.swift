@@ -204,7 +204,7 @@ struct ServiceInstallTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let stage = folder.appendingPathComponent("stage").path
         let root = TestEnvironment.packageRoot.path
-        let make = ["make", "-s", "-C", root, "DESTDIR=\(stage)", "PREFIX=/usr",
+        let make = ["make", "-s", "-C", root, "DESTDIR=\(stage)", "PREFIX=/usr", "GNOME_SHELL_LEGACY=no",
                     "BIN=\(TestEnvironment.daemonBinary)", "SCRATCH=\(folder.path)/scratch"]
         try run(make + ["install"], timeout: 60)
 
@@ -214,10 +214,33 @@ struct ServiceInstallTests {
             "usr/share/bash-completion/completions/audio-policyd", "usr/share/zsh/site-functions/_audio-policyd",
             "usr/share/fish/vendor_completions.d/audio-policyd.fish",
         ]
+        // The focus helpers for Wayland desktops, as KWin and GNOME Shell look for them (desktop/).
+        let kwin = "usr/share/kwin/scripts/audio-policyd-focus/"
+        let gnome = "usr/share/gnome-shell/extensions/audio-policyd-focus@audio-policyd/"
+        let desktopFiles = [
+            (kwin + "metadata.json", "desktop/kwin/audio-policyd-focus/metadata.json"),
+            (kwin + "contents/code/main.js", "desktop/kwin/audio-policyd-focus/contents/code/main.js"),
+            (gnome + "metadata.json", "desktop/gnome-shell/audio-policyd-focus@audio-policyd/metadata.json"),
+            (gnome + "extension.js", "desktop/gnome-shell/audio-policyd-focus@audio-policyd/extension.js"),
+            (gnome + "focusTeller.js", "desktop/gnome-shell/audio-policyd-focus@audio-policyd/focusTeller.js"),
+        ]
         for file in expected {
             let path = stage + "/" + file
             #expect(FileManager.default.fileExists(atPath: path), "missing \(file)")
         }
+        for (installed, source) in desktopFiles {
+            let copy = FileManager.default.contents(atPath: stage + "/" + installed)
+            #expect(copy != nil && copy == FileManager.default.contents(atPath: root + "/" + source), "\(installed) is not \(source)")
+        }
+        // GNOME Shell 43 and 44 get the legacy extension.js and metadata, with the same socket client.
+        let legacyStage = folder.appendingPathComponent("legacy").path
+        try run(make.map { $0 == "DESTDIR=\(stage)" ? "DESTDIR=\(legacyStage)" : $0 == "GNOME_SHELL_LEGACY=no" ? "GNOME_SHELL_LEGACY=yes" : $0 }
+                + ["install"], timeout: 60)
+        for file in ["metadata.json", "extension.js"] {
+            #expect(FileManager.default.contents(atPath: legacyStage + "/" + gnome + file) == FileManager.default.contents(
+                atPath: root + "/desktop/gnome-shell/gnome-43-44/audio-policyd-focus@audio-policyd/" + file), "legacy \(file)")
+        }
+        #expect(FileManager.default.fileExists(atPath: legacyStage + "/" + gnome + "focusTeller.js"))
         #expect(FileManager.default.isExecutableFile(atPath: stage + "/usr/bin/audio-policyd"))
         #expect(FileManager.default.isExecutableFile(atPath: stage + "/usr/bin/audio-policyd-daemon"))
         let unit = try String(contentsOfFile: stage + "/usr/lib/systemd/user/audio-policyd.service", encoding: .utf8)
@@ -234,8 +257,11 @@ struct ServiceInstallTests {
         #expect(!rendered.contains("warning"), "\(rendered)")
 
         try run(make + ["uninstall"], timeout: 60)
-        for file in expected {
+        for file in expected + desktopFiles.map(\.0) {
             #expect(!FileManager.default.fileExists(atPath: stage + "/" + file), "left behind: \(file)")
+        }
+        for folder in [kwin, gnome] {
+            #expect(!FileManager.default.fileExists(atPath: stage + "/" + folder), "left behind: \(folder)")
         }
     }
 }

@@ -9,6 +9,12 @@ TEST_PACKAGES=(libasound2-dev libasound2-plugins alsa-utils pipewire pipewire-pu
                # Focus (Tests/IntegrationTests: X11 focus): a virtual display, a window manager that keeps
                # _NET_ACTIVE_WINDOW, and a way to move focus.
                xvfb openbox xdotool x11-utils
+               # Focus under sway (SwayFocusTests): sway headless, run as an unprivileged user (scripts/test).
+               sway
+               # The desktop scripts (DesktopScriptTests): the GNOME extension's socket client under gjs, and
+               # every shipped script parsed by node; the extension in a real GNOME Shell and the KWin script
+               # in a real KWin, both headless (GnomeShellFocusTests, KWinFocusTests).
+               gjs nodejs gnome-shell kwin-wayland
                # The ALSA plugin's tests (Tests/ALSAPlugin): gcc for the plugin and the unit tests; JACK's
                # dummy backend paces ALSA with no card (jackd2, and libasound2-plugins' jack PCM).
                gcc libc6-dev make pkg-config jackd2 python3

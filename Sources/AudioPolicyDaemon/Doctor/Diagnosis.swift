@@ -79,14 +79,29 @@ public enum Diagnosis {
             }
     }
 
-    /// No source that tells which window has focus.
+    /// No source that tells which window has focus: sway/i3's socket is one; in a Wayland session DISPLAY
+    /// is Xwayland's, blind to Wayland windows (the daemon does not follow it), so on KDE or GNOME only
+    /// their helper is; with no Wayland, X11.
     static func focus(_ facts: SessionFacts) -> [Finding] {
-        guard facts.display == nil, facts.swaySocket == nil else { return [] }
+        if facts.swaySocket != nil { return [] }
+        if facts.waylandDisplay != nil, let helper = WaylandFocusHelper(currentDesktop: facts.currentDesktop) {
+            guard facts.focusHelperEnabled != true else { return [] }
+            return [Finding(
+                check: "focus", severity: .note,
+                problem: "no focus source for this desktop: the \(helper.name) is not \(facts.focusHelperEnabled == false ? "enabled" : "known to be enabled")",
+                why: "on \(helper.desktop)'s Wayland session the daemon cannot see which window has focus by itself "
+                    + "(DISPLAY is Xwayland's and shows X11 windows only): the shell has to tell it",
+                fix: helper.fix)]
+        }
+        // In a Wayland session the daemon leaves DISPLAY alone (Xwayland's, blind to Wayland windows).
+        guard facts.display == nil || facts.waylandDisplay != nil else { return [] }
         return [Finding(
-            check: "focus", severity: .note, problem: "no focus source for this desktop (no DISPLAY, no sway/i3 socket)",
+            check: "focus", severity: .note, problem: "no focus source for this desktop (no DISPLAY of its own, no sway/i3 socket)",
             why: facts.waylandDisplay != nil ? "on this Wayland desktop the daemon cannot see which window has focus by itself"
                 : "there is no display: which window has focus is unknown, and an opt-in focus policy cannot act",
-            fix: "run it inside your graphical session (DISPLAY, or SWAYSOCK for sway) — nothing else changes without it")]
+            fix: facts.waylandDisplay != nil
+                ? "have the desktop send {\"op\":\"focus\",\"pid\":N} on the control socket when focus changes (README: Focus)"
+                : "run it inside your graphical session (DISPLAY, or SWAYSOCK for sway) — nothing else changes without it")]
     }
 
     /// ALSA apps with no sound server: they reach the card past the daemon unless the plugin is set up.

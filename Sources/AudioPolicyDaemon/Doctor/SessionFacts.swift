@@ -23,13 +23,19 @@ public struct SessionFacts: Sendable {
     public var display: String?
     public var swaySocket: String?
     public var waylandDisplay: String?
+    /// `XDG_CURRENT_DESKTOP` (`KDE`, `ubuntu:GNOME`…).
+    public var currentDesktop: String?
+    /// Whether that desktop's ``WaylandFocusHelper`` is turned on (kwinrc, GNOME's enabled-extensions);
+    /// nil when it could not be read or the desktop has none.
+    public var focusHelperEnabled: Bool?
     /// The text of `~/.asoundrc` and `/etc/asound.conf` (those that exist).
     public var alsaConfigs: [String]
 
     public init(serverAnswers: Bool?, modules: [String]?, wirePlumberRolePolicy: String? = nil,
                 processes: Set<String> = [], daemon: StatusReport?, socket: String, mpvInstalled: Bool = false,
                 mpvMPRISInstalled: Bool = false, display: String? = nil, swaySocket: String? = nil,
-                waylandDisplay: String? = nil, alsaConfigs: [String] = []) {
+                waylandDisplay: String? = nil, currentDesktop: String? = nil, focusHelperEnabled: Bool? = nil,
+                alsaConfigs: [String] = []) {
         self.serverAnswers = serverAnswers
         self.modules = modules
         self.wirePlumberRolePolicy = wirePlumberRolePolicy
@@ -41,6 +47,8 @@ public struct SessionFacts: Sendable {
         self.display = display
         self.swaySocket = swaySocket
         self.waylandDisplay = waylandDisplay
+        self.currentDesktop = currentDesktop
+        self.focusHelperEnabled = focusHelperEnabled
         self.alsaConfigs = alsaConfigs
     }
 }

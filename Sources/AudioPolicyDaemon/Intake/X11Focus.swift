@@ -7,8 +7,8 @@ import Logging
 /// Which window has focus on the X11 display, as engine focus events: the root window's
 /// `_NET_ACTIVE_WINDOW` changes (PropertyNotify, no polling) and the active window's `_NET_WM_PID`.
 ///
-/// With no `DISPLAY`, or a display that cannot be opened, there is no source and the daemon runs as
-/// without focus. A display that goes away is not reconnected: focus becomes unknown, so what focus
+/// With no `DISPLAY`, a display that cannot be opened, or a Wayland session (Xwayland's display), there
+/// is no source and the daemon runs as without focus. A display that goes away is not reconnected: focus becomes unknown, so what focus
 /// ducked comes back.
 final class X11Focus {
     private let connection: OpaquePointer
@@ -19,9 +19,16 @@ final class X11Focus {
     private let log: Logger
     private let feed: (Event) -> Void
 
-    /// Connects to `$DISPLAY` and starts watching; nil when there is no display to watch.
+    /// Connects to `$DISPLAY` and starts watching; nil when there is no display to watch, or when it is
+    /// Xwayland's: in a Wayland session its active window knows only X11 windows, and the shell's own
+    /// source (sway's IPC, the KWin script, the GNOME extension) would be contradicted by it.
     init?(loop: MainLoop, log: Logger, feed: @escaping (Event) -> Void) {
         guard let display = getenv("DISPLAY").map({ String(cString: $0) }), !display.isEmpty else { return nil }
+        if let wayland = getenv("WAYLAND_DISPLAY").map({ String(cString: $0) }), !wayland.isEmpty {
+            let why = "blind to Wayland windows; focus comes from the desktop's script or extension (README: Focus)"
+            log.info("focus: DISPLAY \(display) is Xwayland's (WAYLAND_DISPLAY \(wayland)), \(why)")
+            return nil
+        }
         var screenNumber: Int32 = 0
         guard let connection = xcb_connect(nil, &screenNumber) else { return nil }
         guard xcb_connection_has_error(connection) == 0 else {

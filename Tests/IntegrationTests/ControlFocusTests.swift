@@ -1,0 +1,95 @@
+import AudioPolicy
+import Foundation
+import Testing
+
+/// The control socket's `focus` op, as a desktop's script sends it (the GNOME Shell extension), and its
+/// D-Bus twin for the KWin script (FocusBus): two real mpv tones, both the policy's ambient game, and the daemon
+/// with policies/focus.toml. Focus on one ducks the other to -12 dB and leaves the focused one alone;
+/// focus moving back swaps them; no window focused (`focus` with neither pid nor app) ducks both.
+@Suite("focus through the control socket", .serialized,
+       .disabled(if: !SessionBus.installed("mpv"), "needs mpv (apt-get install mpv)"))
+final class ControlFocusTests {
+    let changes = Changes()
+
+    @Test("focus on one app's pid ducks the other app, never the focused one; no focus ducks both")
+    func focusOpDucksTheOtherApp() throws {
+        let policy = try FocusDesktop.gamePolicy(from: "policies/focus.toml")
+        defer { try? FileManager.default.removeItem(at: policy.deletingLastPathComponent()) }
+        let game = try FocusTone("the game", frequency: 440, changes: changes)
+        let other = try FocusTone("the other app", frequency: 660, changes: changes)
+        let daemon = try DaemonProcess(policy: policy.path, changes: changes)
+        try game.readOwnVolume(daemon: daemon, changes: changes)
+        try other.readOwnVolume(daemon: daemon, changes: changes)
+
+        // Control: focus on the other app, the game never seen with a window — nobody is unfocused.
+        try focus(#"{"id":1,"op":"focus","pid":\#(other.pid)}"#, daemon)
+        try FocusTone.hold([(game, false), (other, false)], for: 1, daemon: daemon, changes: changes)
+        try focus(#"{"id":2,"op":"focus","pid":\#(game.pid)}"#, daemon)
+        try FocusTone.await([(other, true), (game, false)], "the other app ducked, the focused game not",
+                            daemon: daemon, changes: changes)
+        try focus(#"{"id":3,"op":"focus","pid":\#(other.pid),"app":"mpv"}"#, daemon)
+        try FocusTone.await([(game, true), (other, false)], "the game ducked, the other app back exactly",
+                            daemon: daemon, changes: changes)
+        try focus(#"{"id":4,"op":"focus"}"#, daemon)
+        try FocusTone.await([(game, true), (other, true)], "no window focused: both ducked", daemon: daemon, changes: changes)
+        try focus(#"{"id":5,"op":"focus","pid":\#(game.pid)}"#, daemon)
+        try FocusTone.await([(game, false), (other, true)], "the game back exactly", daemon: daemon, changes: changes)
+        #expect(daemon.problems.isEmpty, "\(daemon.problems)")
+        try FocusTone.stopRestores([game, other], daemon: daemon, changes: changes)
+    }
+
+    @Test("control: the default policy (unfocused = nothing) leaves both alone whatever the focus op says")
+    func defaultPolicyIgnoresFocus() throws {
+        let policy = try FocusDesktop.gamePolicy(from: "policies/default.toml")
+        defer { try? FileManager.default.removeItem(at: policy.deletingLastPathComponent()) }
+        let game = try FocusTone("the game", frequency: 440, changes: changes)
+        let other = try FocusTone("the other app", frequency: 660, changes: changes)
+        let daemon = try DaemonProcess(policy: policy.path, changes: changes)
+        try game.readOwnVolume(daemon: daemon, changes: changes)
+        try other.readOwnVolume(daemon: daemon, changes: changes)
+        for (id, pid) in [(1, other.pid), (2, game.pid)] {
+            try focus(#"{"id":\#(id),"op":"focus","pid":\#(pid)}"#, daemon)
+        }
+        try focus(#"{"id":3,"op":"focus"}"#, daemon)
+        try FocusTone.hold([(game, false), (other, false)], for: 2, daemon: daemon, changes: changes)
+    }
+
+    @Test("the KWin script's way in: org.audiopolicyd.Focus.Activated(pid, appId) on the session bus ducks as the focus op does",
+          .disabled(if: SessionBus.address == nil, "no private session bus (DBUS_SESSION_BUS_ADDRESS): run scripts/test"))
+    func busActivatedDucksTheOtherApp() throws {
+        let policy = try FocusDesktop.gamePolicy(from: "policies/focus.toml")
+        defer { try? FileManager.default.removeItem(at: policy.deletingLastPathComponent()) }
+        let game = try FocusTone("the game", frequency: 440, changes: changes)
+        let other = try FocusTone("the other app", frequency: 660, changes: changes)
+        let daemon = try DaemonProcess(policy: policy.path, changes: changes)
+        _ = try daemon.awaitLog("focus: desktop scripts can tell focus on the session bus as org.audiopolicyd.Focus")
+        try game.readOwnVolume(daemon: daemon, changes: changes)
+        try other.readOwnVolume(daemon: daemon, changes: changes)
+        // KWin sends a JavaScript number as it likes: an int32 here, a double next.
+        try activated("int32:\(other.pid)", "string:swayother")
+        try FocusTone.hold([(game, false), (other, false)], for: 1, daemon: daemon, changes: changes)
+        try activated("double:\(game.pid)", "string:")
+        try FocusTone.await([(other, true), (game, false)], "the other app ducked, the focused game not",
+                            daemon: daemon, changes: changes)
+        try activated("int32:0", "string:")
+        try FocusTone.await([(game, true), (other, true)], "no window focused: both ducked", daemon: daemon, changes: changes)
+        let refused = try outcome(["dbus-send", "--session", "--print-reply", "--dest=org.audiopolicyd.Focus",
+                                   "/org/audiopolicyd/Focus", "org.audiopolicyd.Focus.Activated", "string:game"])
+        #expect(refused.code != 0 && refused.errors.contains("InvalidArgs"), "\(refused)")
+        #expect(daemon.problems.isEmpty, "\(daemon.problems)")
+        try FocusTone.stopRestores([game, other], daemon: daemon, changes: changes)
+    }
+
+    /// Calls `Activated` as the KWin script does (with dbus-send) and checks it succeeded.
+    private func activated(_ pid: String, _ app: String) throws {
+        let result = try outcome(["dbus-send", "--session", "--print-reply", "--dest=org.audiopolicyd.Focus",
+                                  "/org/audiopolicyd/Focus", "org.audiopolicyd.Focus.Activated", pid, app])
+        #expect(result.code == 0, "Activated(\(pid), \(app)): \(result)")
+    }
+
+    /// Sends one `focus` request and checks the daemon took it.
+    private func focus(_ line: String, _ daemon: DaemonProcess) throws {
+        let reply = try daemon.request(line)
+        #expect(reply.contains(#""ok":true"#), "\(line) → \(reply)")
+    }
+}
