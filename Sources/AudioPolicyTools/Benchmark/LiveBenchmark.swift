@@ -261,6 +261,9 @@ public final class LiveBenchmark {
         var phraseStartedAt: UInt64 = 0
         /// Each phrase's reaction: its own stream's first loud peak to the ducks it caused.
         var phraseReactions: [ReactionTime] = []
+        /// The prompts' reactions, taken when the prompts are done: the phrases that follow are new streams
+        /// too, and timing them as prompts put ten screen-reader starts (each given a meter) in the figure.
+        var promptReactions: [ReactionTime] = []
 
         /// The server the daemon is connected to now, with its stopwatches.
         let server: () -> TimedServer?
@@ -308,6 +311,7 @@ public final class LiveBenchmark {
         func nextPrompt() {
             guard promptsLeft > 0 else {
                 timing?.recording = false
+                promptReactions = timing?.reactions ?? []
                 // Let the last restore ramp finish, then count wake-ups while idle.
                 return after(2000) { [unowned self] in
                     self.idleStart = ProcessStats.current()
@@ -479,9 +483,9 @@ public final class LiveBenchmark {
             let phrases = phraseReactions
             benchmark.result = Result(
                 server: daemon.connectedServer, streams: benchmark.streamCount, corked: benchmark.corked,
-                reaction: Percentiles((timing?.reactions ?? []).map { Double($0.total) }),
-                serverAnswer: Percentiles((timing?.reactions ?? []).map { Double($0.server) }),
-                daemonShare: Percentiles((timing?.reactions ?? []).map { Double($0.daemon) }),
+                reaction: Percentiles(promptReactions.map { Double($0.total) }),
+                serverAnswer: Percentiles(promptReactions.map { Double($0.server) }),
+                daemonShare: Percentiles(promptReactions.map { Double($0.daemon) }),
                 idleSeconds: benchmark.idleSeconds,
                 // The benchmark's own timer woke the process once to end the idle period.
                 idleWakeups: max(0, end.contextSwitches - idleStart.contextSwitches - 1),
