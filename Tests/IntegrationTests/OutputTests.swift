@@ -67,6 +67,15 @@ final class OutputTests {
         mpvs.append(mpv)
         try mpv.awaitStream()
         try mpv.awaitStatus("Playing")
+        // At full volume, as the user left it: the server restores mpv's saved level, and a test before
+        // this one whose daemon was killed mid-duck can leave it saved 60 dB down (a CI run heard nothing
+        // on the speakers after the user's move with mpv playing and unmuted).
+        let index = try mpv.stream().index
+        _ = try run("pactl", "set-sink-input-volume", "\(index)", "100%")
+        try changes.await("mpv at full volume", timeout: 5) { () throws -> Probe<Void> in
+            let volume = try mpv.stream().volume
+            return volume.raw.allSatisfy { $0 == UInt32(Volume.norm) } ? .done(()) : .waiting("\(volume.raw)")
+        }
         try changes.await("mpv to own Now Playing", timeout: 5) { () throws -> Probe<Void> in
             let status = try daemon.status()
             return status.nowPlaying?.player == mpv.busName ? .done(()) : .waiting("\(status.nowPlaying as Any)")
@@ -151,7 +160,8 @@ final class OutputTests {
             try #require(now == "Playing", "mpv is \(now) after the user's move")
         }
         let recording = try Levels.record(seconds: 0.5)
-        #expect(try recording.level(300...600) > -30, "the music is not heard on the speakers after the user's move")
+        let state = "\(String(describing: try? mpv.stream())); \((try? run("pactl", "list", "sink-inputs")) ?? "")"
+        #expect(try recording.level(300...600) > -30, "the music is not heard on the speakers after the user's move: \(state)")
         // The control for the loss test's measure: music playing on the speakers counts as loud throughout.
         let loud = try Self.loudMilliseconds(recording)
         #expect(loud >= 400, "only \(loud) ms of 750 recorded counted as music above -40 dBFS")
