@@ -125,4 +125,47 @@ struct OutputFakeServerTests {
         #expect(mutes(of: music).isEmpty, "\(server.writes)")
         #expect(server.streams[music]?.volume.values == Self.own)
     }
+
+    // MARK: - The saved mute
+
+    static let musicKey = "sink-input-by-media-role:music"
+
+    /// The headset goes with the music on it, which the daemon holds muted; the server saves that mute
+    /// for the music role. Returns the held stream.
+    func holdMusicOnLostHeadset() throws -> (DaemonOnFake, UInt32) {
+        server.setSink(Self.speakers)
+        server.setSink(Self.headset)
+        let music = server.addStream(role: "music", application: "Radio", volume: Self.own, sink: 1)
+        let daemon = try startDaemon()
+        daemon.run(for: 0.3)
+        server.removeSink(1, rescueTo: 0)
+        #expect(daemon.run(until: { server.streams[music]?.muted == true }, timeout: 2), "not muted: \(server.writes)")
+        #expect(server.saved[Self.musicKey]?.muted == true, "the server did not save the hold's mute")
+        return (daemon, music)
+    }
+
+    @Test("a new stream of the held stream's role, whose app sets its own volume, starts with our saved mute: it is unmuted at its app's level, the hold stays")
+    func savedMuteOfTheHold() throws {
+        let (daemon, music) = try holdMusicOnLostHeadset()
+        let next = server.addStream(role: "music", application: "Podcasts", volume: [40000, 36000], appSetsVolume: true)
+        #expect(server.streams[next]?.muted == true, "the fake did not restore the saved mute")
+        #expect(daemon.run(until: { server.streams[next]?.muted == false }, timeout: 2), "the new stream kept our mute: \(server.writes)")
+        daemon.run(for: 0.3)
+        #expect(server.streams[next]?.volume.values == [40000, 36000])
+        #expect(server.streams[next]?.muted == false)
+        #expect(server.streams[music]?.muted == true, "the lost headset's music is still held")
+    }
+
+    @Test("control: the user mutes a stream of that role after the hold: a new stream starting muted is the user's and stays muted")
+    func savedMuteOfTheUser() throws {
+        let (daemon, music) = try holdMusicOnLostHeadset()
+        let other = server.addStream(role: "music", application: "Jukebox", volume: [30000, 30000], appSetsVolume: true)
+        #expect(daemon.run(until: { server.streams[other]?.muted == false }, timeout: 2))
+        server.userSetsMute(other, true)
+        daemon.run(for: 0.3)
+        let next = server.addStream(role: "music", application: "Podcasts", volume: [40000, 36000], appSetsVolume: true)
+        daemon.run(for: 1)
+        #expect(server.streams[next]?.muted == true, "the user's saved mute was undone: \(server.writes)")
+        #expect(server.streams[music]?.muted == true)
+    }
 }

@@ -12,8 +12,8 @@ struct SavedWritesTests {
     func duckedOrigin() {
         var writes = SavedWrites()
         let ducked = own.scaled(by: 0.1)
-        writes.wrote(own.scaled(by: 0.5), policyMuted: false, key: key, own: own)
-        writes.wrote(ducked, policyMuted: false, key: key, own: own)
+        writes.wrote(own.scaled(by: 0.5), key: key, own: own)
+        writes.wrote(ducked, key: key, own: own)
         #expect(writes.origin(of: ducked, muted: false, key: key)?.own == own)
         // One raw unit off, as pipewire-pulse reports it back.
         #expect(writes.origin(of: ChannelVolumes(values: ducked.values.map { $0 + 1 }), muted: false, key: key)?.own == own)
@@ -22,28 +22,28 @@ struct SavedWritesTests {
         #expect(writes.origin(of: ChannelVolumes(values: [30000, 30000]), muted: false, key: key) == nil)
     }
 
-    @Test("a muted start is ours only when our fade-out muted the stream we wrote it to")
+    @Test("a ducked start muted by the user's saved mute: the duck is ours, the mute is not")
     func mutedOrigin() {
         var writes = SavedWrites()
-        let faded = own.scaled(by: 0)
-        writes.wrote(own.scaled(by: 0.2), policyMuted: false, key: key, own: own)
-        #expect(writes.origin(of: own.scaled(by: 0.2), muted: true, key: key) == nil)
-        writes.wrote(faded, policyMuted: true, key: key, own: own)
-        #expect(writes.origin(of: faded, muted: true, key: key)?.policyMuted == true)
+        writes.wrote(own.scaled(by: 0.2), key: key, own: own)
+        #expect(writes.origin(of: own.scaled(by: 0.2), muted: true, key: key) == .init(own: own, mutedByUs: false))
+        writes.wroteMute(true, key: key)
+        #expect(writes.origin(of: own.scaled(by: 0.2), muted: true, key: key) == .init(own: own, mutedByUs: true))
+        #expect(writes.origin(of: own.scaled(by: 0.2), muted: false, key: key) == .init(own: own, mutedByUs: false))
     }
 
     @Test("restores (the own level itself) are not remembered, and the newest write wins")
     func restoresAndOrder() {
         var writes = SavedWrites()
-        writes.wrote(own, policyMuted: false, key: key, own: own)
+        writes.wrote(own, key: key, own: own)
         #expect(writes.origin(of: own, muted: false, key: key) == nil)
         let other = ChannelVolumes(values: [30000, 20000])
         let ducked = own.scaled(by: 0.1)
-        writes.wrote(ducked, policyMuted: false, key: key, own: own)
-        writes.wrote(ducked, policyMuted: false, key: key, own: other)
+        writes.wrote(ducked, key: key, own: own)
+        writes.wrote(ducked, key: key, own: other)
         #expect(writes.origin(of: ducked, muted: false, key: key)?.own == other)
         for step in 0..<(SavedWrites.capacity + 5) {
-            writes.wrote(ChannelVolumes(values: [UInt32(1000 + step * 10), 900]), policyMuted: false, key: key, own: own)
+            writes.wrote(ChannelVolumes(values: [UInt32(1000 + step * 10), 900]), key: key, own: own)
         }
         #expect(writes.origin(of: ducked, muted: false, key: key) == nil, "the oldest writes are forgotten")
     }
@@ -55,7 +55,7 @@ struct SavedWritesTests {
                                  channelMap: [1, 2], muted: false, policyMuted: true)
         writes.recovered([entry], duckLevels: [0.1, 0.2, 1])
         #expect(writes.origin(of: own.scaled(by: 0.1), muted: false, key: key)?.own.values == own.values)
-        #expect(writes.origin(of: own.scaled(by: 0), muted: true, key: key)?.policyMuted == true)
+        #expect(writes.origin(of: own.scaled(by: 0), muted: true, key: key)?.mutedByUs == true)
         #expect(writes.origin(of: ChannelVolumes(values: [30000, 40000]), muted: false, key: key) == nil,
                 "not a copy of the own level scaled by one factor: the user's")
     }
@@ -73,5 +73,21 @@ struct SavedWritesTests {
         #expect(writes.origin(of: ChannelVolumes(values: [4332, 9000]), muted: false, key: key) == nil, "not one factor")
         #expect(writes.origin(of: ChannelVolumes(values: [30000, 30000]), muted: false,
                               key: "sink-input-by-media-role:event") == nil, "a balanced level may be the user's")
+    }
+
+    @Test("a muted start at a level of its own is ours while our mute is the key's newest, the user's once they mute or unmute a stream of it")
+    func savedMuteAlone() {
+        var writes = SavedWrites()
+        let appLevel = ChannelVolumes(values: [40000, 36000])
+        #expect(writes.origin(of: appLevel, muted: true, key: key) == nil)
+        writes.wroteMute(true, key: key)
+        #expect(writes.origin(of: appLevel, muted: true, key: key) == .init(own: appLevel, mutedByUs: true), "its own level is the app's")
+        #expect(writes.origin(of: appLevel, muted: false, key: key) == nil, "unmuted: nothing of ours")
+        #expect(writes.origin(of: appLevel, muted: true, key: "sink-input-by-media-role:event") == nil)
+        writes.theyMuted(key: key)
+        #expect(writes.origin(of: appLevel, muted: true, key: key) == nil)
+        writes.wroteMute(true, key: key)
+        writes.wroteMute(false, key: key)
+        #expect(writes.origin(of: appLevel, muted: true, key: key) == nil, "our unmute was saved after it")
     }
 }

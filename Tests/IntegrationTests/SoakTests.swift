@@ -70,8 +70,12 @@ struct SoakTests {
 
     // MARK: - Helpers
 
-    /// Runs `audio-policyd soak` with `arguments`; returns its exit code and output.
+    /// Runs `audio-policyd soak` with `arguments` on the server with nothing saved; returns its exit
+    /// code and output. An earlier soak's injected fault (a stray volume, a hold nobody ends) leaves
+    /// saved levels that the next stream of the key starts at: the churn would start from a level its
+    /// checks cannot know of, and a control could find nothing to hold (seen on PipeWire).
     static func soak(_ arguments: [String], timeout: Double = 180) throws -> (Int32, String) {
+        try SoundServerProcess.current().forget()
         let changes = Changes()
         let pipe = Pipe()
         let child = try Child([TestEnvironment.daemonBinary, "soak"] + arguments, standardOutput: pipe, standardError: pipe)

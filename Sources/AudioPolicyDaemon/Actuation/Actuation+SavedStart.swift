@@ -8,12 +8,19 @@ extension Actuation {
     /// Notes a volume written to stream `index`, which the server may save for the stream's key.
     func noteWrite(_ index: UInt32, volume: ChannelVolumes) {
         guard let live = streams[index] else { return }
-        savedWrites.wrote(volume, policyMuted: live.policyMuted, key: live.input.restoreID, own: live.ownVolume)
+        savedWrites.wrote(volume, key: live.input.restoreID, own: live.ownVolume)
+    }
+
+    /// Mutes or unmutes stream `index` for the policy: the server saves that as its key's mute, which
+    /// the key's next stream may start with.
+    func writeMute(_ index: UInt32, _ muted: Bool) {
+        server?.setMute(index: index, muted: muted)
+        savedWrites.wroteMute(muted, key: streams[index]?.input.restoreID)
     }
 
     /// Before the engine hears of a new stream (or, on pipewire-pulse, when its volume arrives): if the
     /// server gave it a level we wrote for its key, its own level is the one under that write. Returns
-    /// whether its mute, too, came from our fade-out (so it is not the user's).
+    /// whether its mute came from our saved mute (so it is not the user's).
     @discardableResult
     func adoptSavedOrigin(_ index: UInt32) -> Bool {
         guard let live = streams[index], !live.input.volumePending, live.input.hasVolume,
@@ -21,7 +28,7 @@ extension Actuation {
               origin.own.channels == live.input.volume.channels else { return false }
         let own = ChannelVolumes(values: origin.own.values, channelMap: live.input.volume.channelMap)
         update(index) { $0.ownVolume = own }
-        let mutedByUs = live.input.muted && origin.policyMuted
+        let mutedByUs = origin.mutedByUs
         let message = "stream \(index) (\(live.input.applicationName ?? "?")) started at \(live.input.volume)"
             + "\(mutedByUs ? ", muted," : "") as the server saved it from our change of another stream of "
             + "\(live.input.restoreID ?? "?"); its own level is \(own)"
@@ -30,7 +37,7 @@ extension Actuation {
     }
 
     /// After the engine has decided about the stream: what it leaves untouched is put back at its own
-    /// level (and unmuted, if only our saved fade muted it).
+    /// level (and unmuted, if only our saved mute muted it).
     func correctSavedStart(_ index: UInt32, mutedByUs: Bool) {
         guard let live = streams[index], let server else { return }
         if live.factor == 1, ramps.running[index] == nil, live.input.volumeWritable,
@@ -38,7 +45,7 @@ extension Actuation {
             server.setVolume(index: index, volumes: live.ownVolume)
         }
         if mutedByUs, !live.policyMuted {
-            server.setMute(index: index, muted: false)
+            writeMute(index, false)
         }
         journalSync(index)
     }

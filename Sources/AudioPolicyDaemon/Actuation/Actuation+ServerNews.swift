@@ -45,6 +45,7 @@ extension Actuation {
     /// Muted or unmuted by someone else: the mute is theirs either way, never the policy's to undo.
     func userMuted(_ index: UInt32) {
         update(index) { $0.policyMuted = false }
+        savedWrites.theyMuted(key: streams[index]?.input.restoreID)
     }
 
     /// How long after our last write to a stream its end still gets a repair of its saved entry (µs):

@@ -100,7 +100,7 @@ final class Actuation {
             journalSync(index)
             requests.append { [unowned self] in
                 write(index, factor: 0)
-                server?.setMute(index: index, muted: false)
+                writeMute(index, false)
             }
         case let .yieldVolume(id):
             guard let index = index(of: id), var live = streams[index] else { return }
@@ -146,7 +146,7 @@ final class Actuation {
         let (factors, completed) = ramps.step(at: clock.nowPrecise + ahead)
         for (index, factor) in factors { write(index, factor: factor) }
         for (index, completion) in completed where completion == .mute {
-            server?.setMute(index: index, muted: true)
+            writeMute(index, true)
         }
         for (index, _) in completed { journalSync(index) }
     }

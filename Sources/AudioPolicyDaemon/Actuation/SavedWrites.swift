@@ -10,12 +10,26 @@ import SoundServer
 /// level, it would be ducked again from there and "restored" to the duck when the interruption ends:
 /// left quiet by something that is over (found by `audio-policyd soak`). A new stream whose volume is
 /// one we wrote for its key gets the own level (and mute) of the stream we wrote it to instead.
+///
+/// A saved mute is a second question, answered apart: PulseAudio saves a stream's mute only when a
+/// client set it, and keeps the entry's older mute when only a volume was written; it restores the
+/// mute even to a stream whose app sets its own volume. So a new stream can start at our duck with
+/// the user's mute, or at its app's level with our mute (an output loss's instant mute, a fade-out's
+/// end, on another stream of its key). The mute is ours when our mute is the newest one a stream of
+/// the key was given (found by the soak: our mute taken for the user's was journaled and written back
+/// as the key's entry; the user's mute under our duck was taken for a duck-free level).
 struct SavedWrites {
-    struct Write: Equatable {
+    /// What a new stream's start came from, when it came from us.
+    struct Origin: Equatable {
+        /// Its own level: the level under our write, or its start level when only the mute was ours.
+        var own: ChannelVolumes
+        /// Whether its mute is ours (our saved mute), not the user's.
+        var mutedByUs: Bool
+    }
+
+    private struct Write {
         /// What we wrote.
         var volume: ChannelVolumes
-        /// Whether the stream was muted by the policy when we wrote it (a fade-out ends muted).
-        var policyMuted: Bool
         /// The stream's own level at the time: what the key's entry should hold.
         var own: ChannelVolumes
     }
@@ -27,48 +41,67 @@ struct SavedWrites {
     /// An earlier run's journal entries, by key: its ramps passed through every step below their own
     /// level, and the server may have saved any of them.
     private var earlier: [String: [JournalEntry]] = [:]
+    /// Keys whose entry last got a mute from us: the newest mute written to a stream of the key was
+    /// the policy's, and no one has muted or unmuted a stream of it since.
+    private var mutedKeys: Set<String> = []
 
-    /// A volume (or, with `policyMuted`, the mute that ends a fade) written to a stream of `key`
-    /// whose own level is `own`.
-    mutating func wrote(_ volume: ChannelVolumes, policyMuted: Bool, key: String?, own: ChannelVolumes) {
-        guard let key, !own.values.isEmpty, !volume.matches(own) || policyMuted else { return }
+    /// A volume written to a stream of `key` whose own level is `own` (a restore to `own` itself is
+    /// no level of ours).
+    mutating func wrote(_ volume: ChannelVolumes, key: String?, own: ChannelVolumes) {
+        guard let key, !own.values.isEmpty, !volume.matches(own) else { return }
         var list = writes[key, default: []]
-        list.removeAll { $0.volume.matches(volume) && $0.policyMuted == policyMuted }
-        list.append(Write(volume: volume, policyMuted: policyMuted, own: own))
+        list.removeAll { $0.volume.matches(volume) }
+        list.append(Write(volume: volume, own: own))
         if list.count > Self.capacity { list.removeFirst(list.count - Self.capacity) }
         writes[key] = list
+    }
+
+    /// We muted (or unmuted) a stream of `key`: the server saves that as the key's mute.
+    mutating func wroteMute(_ muted: Bool, key: String?) {
+        guard let key else { return }
+        if muted { mutedKeys.insert(key) } else { mutedKeys.remove(key) }
+    }
+
+    /// Someone else muted or unmuted a stream of `key`: the key's saved mute is theirs now.
+    mutating func theyMuted(key: String?) {
+        if let key { mutedKeys.remove(key) }
     }
 
     /// What an earlier run left changed (its journal): it wrote to those streams too, and the server
     /// may have saved those writes for their keys and given them to streams that started while no
     /// daemon ran. Only the levels a change settles at are known: each stream's own level at each of
-    /// the policy's `duckLevels` (linear), and faded out if it was muted.
+    /// the policy's `duckLevels` (linear), and faded out and muted if the policy muted it.
     mutating func recovered(_ entries: [JournalEntry], duckLevels: [Double]) {
         for entry in entries where !entry.volume.isEmpty {
             if let key = entry.restoreID { earlier[key, default: []].append(entry) }
             let own = entry.ownVolume
             for level in Set(duckLevels) where level < 1 {
-                wrote(own.scaled(by: level), policyMuted: false, key: entry.restoreID, own: own)
+                wrote(own.scaled(by: level), key: entry.restoreID, own: own)
             }
-            if entry.policyMuted { wrote(own.scaled(by: 0), policyMuted: true, key: entry.restoreID, own: own) }
+            if entry.policyMuted {
+                wrote(own.scaled(by: 0), key: entry.restoreID, own: own)
+                wroteMute(true, key: entry.restoreID)
+            }
         }
     }
 
-    /// The write a new stream of `key` starting at `volume` (`muted`) was given by the server, if it is
-    /// one of ours: the newest such, whose `own` is the stream's real own level.
-    func origin(of volume: ChannelVolumes, muted: Bool, key: String?) -> Write? {
+    /// Where a new stream of `key` starting at `volume` (`muted`) got that from, if from us: the
+    /// newest write of ours at its volume (whose `own` is the stream's real own level), and our saved
+    /// mute. Nil when neither is ours.
+    func origin(of volume: ChannelVolumes, muted: Bool, key: String?) -> Origin? {
         guard let key else { return nil }
-        if let write = writes[key]?.last(where: { $0.volume.matches(volume) && (!muted || $0.policyMuted) }) {
-            return write
+        let mutedByUs = muted && mutedKeys.contains(key)
+        if let write = writes[key]?.last(where: { $0.volume.matches(volume) }) {
+            return Origin(own: write.own, mutedByUs: mutedByUs)
         }
         // A step of an earlier run's ramp: a copy of a journaled stream's own level scaled down by one
         // factor. Told apart from a user's level only when the own level's channels differ (a user's
         // balanced level is a scaled copy of every balanced level).
-        return earlier[key]?.last { entry in
-            let own = entry.ownVolume
-            return (!muted || entry.policyMuted) && !volume.matches(own) && Self.isUnbalanced(own)
-                && entry.isScaledDown(volume)
-        }.map { Write(volume: volume, policyMuted: $0.policyMuted, own: $0.ownVolume) }
+        let earlierStep = earlier[key]?.last { entry in
+            !volume.matches(entry.ownVolume) && Self.isUnbalanced(entry.ownVolume) && entry.isScaledDown(volume)
+        }
+        if let entry = earlierStep { return Origin(own: entry.ownVolume, mutedByUs: mutedByUs) }
+        return mutedByUs ? Origin(own: volume, mutedByUs: true) : nil
     }
 
     /// Whether the channels of `volume` differ by more than 2 % of the loudest.

@@ -51,10 +51,12 @@ final class FakeSoundServer {
     /// A new playback stream, at its key's saved level if there is one (else `volume`), of a process of
     /// its own unless `pid` is given (the engine never lets an app interrupt itself). Returns its index.
     /// With `volumePending`, it is announced as pipewire-pulse does, before its volume (every channel at
-    /// 0); ``volumeArrives(_:_:)`` tells the volume later.
+    /// 0); ``volumeArrives(_:_:)`` tells the volume later. With `appSetsVolume`, its app sets `volume`
+    /// itself, and the server restores only the key's saved mute (as PulseAudio does).
     @discardableResult
     func addStream(role: String?, application: String, volume: [UInt32], muted: Bool = false,
-                   corked: Bool = false, pid: Int? = nil, sink: UInt32 = 0, volumePending: Bool = false) -> UInt32 {
+                   corked: Bool = false, pid: Int? = nil, sink: UInt32 = 0, volumePending: Bool = false,
+                   appSetsVolume: Bool = false) -> UInt32 {
         let index = nextIndex
         nextIndex += 1
         let pid = pid ?? 4000 + Int(index)
@@ -66,7 +68,7 @@ final class FakeSoundServer {
         var level = ChannelVolumes(values: volume, channelMap: Self.stereo)
         var isMuted = muted
         if let entry = saved[key] {
-            if let savedVolume = entry.volume, savedVolume.channels == volume.count { level = savedVolume }
+            if !appSetsVolume, let savedVolume = entry.volume, savedVolume.channels == volume.count { level = savedVolume }
             isMuted = entry.muted
         }
         var input = SinkInput(index: index, clientIndex: index + 100, sinkIndex: sink, name: "\(application) stream",
@@ -83,6 +85,11 @@ final class FakeSoundServer {
     /// Someone else (the user, a mixer) sets a stream's volume.
     func userSetsVolume(_ index: UInt32, _ volume: [UInt32]) {
         apply(index, by: nil) { $0.volume = ChannelVolumes(values: volume, channelMap: Self.stereo) }
+    }
+
+    /// Someone else (the user, a mixer) mutes or unmutes a stream.
+    func userSetsMute(_ index: UInt32, _ muted: Bool) {
+        apply(index, by: nil) { $0.muted = muted }
     }
 
     /// The volume of a stream announced with `volumePending` arrives (nobody changed it: the server

@@ -27,4 +27,12 @@ struct SoundServerProcess {
         // output pipes open; Tmux.spawnDetached gives them /dev/null and no other descriptor.
         try Tmux.spawnDetached([script, "start", kind, directory], timeout: 30)
     }
+
+    /// Restarts the server with its saved stream volumes wiped (`scripts/sound-server forget`): for a
+    /// test that must not start from what an earlier test left saved (WirePlumber restores its own
+    /// saved level to every new stream, and pipewire-pulse does not read all of it back for a test to
+    /// know).
+    func forget() throws {
+        try Tmux.spawnDetached([script, "forget", directory], timeout: 60)
+    }
 }
