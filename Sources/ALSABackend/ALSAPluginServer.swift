@@ -224,14 +224,8 @@ public final class ALSAPluginServer: StreamServer {
         }
     }
 
-    public func readSavedEntries(completion: @escaping ([StreamRestoreEntry]?) -> Void) {
-        later.post { completion([]) }
-    }
-
-    public func writeSavedEntry(name: String, volume: ChannelVolumes, muted: Bool, device: String?,
-                                completion: ((Bool) -> Void)?) {
-        later.post { completion?(true) }
-    }
+    /// Nothing is saved on ALSA: a stream's gain lives and dies with it in its plugin.
+    public var savedLevels: (any SavedLevels)? { nil }
 
     // MARK: - Measuring
 

@@ -30,11 +30,9 @@ public protocol StreamServer: AnyObject {
     func setVolume(index: UInt32, volumes: ChannelVolumes)
     /// Mutes or unmutes a sink input; its echo arrives with `levelChange == .ours`.
     func setMute(index: UInt32, muted: Bool)
-    /// Every saved stream-restore entry (`nil`: the server could not tell).
-    func readSavedEntries(completion: @escaping ([StreamRestoreEntry]?) -> Void)
-    /// Saves one stream-restore entry; `completion` is told whether the server took it.
-    func writeSavedEntry(name: String, volume: ChannelVolumes, muted: Bool, device: String?,
-                         completion: ((Bool) -> Void)?)
+    /// The levels the server saves per app or role and hands to their next stream (nil: it saves none,
+    /// as on ALSA, so nothing the daemon writes outlives its stream and nothing needs repair).
+    var savedLevels: (any SavedLevels)? { get }
 
     // MARK: Measuring
 
@@ -42,8 +40,24 @@ public protocol StreamServer: AnyObject {
     func meter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> PeakMeter?
 }
 
+/// A server's saved stream levels (PulseAudio's module-stream-restore; WirePlumber's restore-stream,
+/// which pipewire-pulse shows through the same protocol extension): the entry of an app or role is
+/// what its next stream starts at, and the server saves into it every level written to a stream of it,
+/// the daemon's ducks included. So it is the daemon's to read and repair.
+public protocol SavedLevels: AnyObject {
+    /// Every saved entry (`nil`: the server could not tell).
+    func readSavedEntries(completion: @escaping ([StreamRestoreEntry]?) -> Void)
+    /// Saves one entry; `completion` is told whether the server took it.
+    func writeSavedEntry(name: String, volume: ChannelVolumes, muted: Bool, device: String?,
+                         completion: ((Bool) -> Void)?)
+}
+
 extension StreamServer {
     public func stopServing() {}
 }
 
-extension PulseConnection: StreamServer {}
+extension PulseConnection: StreamServer {
+    public var savedLevels: (any SavedLevels)? { self }
+}
+
+extension PulseConnection: SavedLevels {}

@@ -240,16 +240,10 @@ struct ALSAPluginServerTests {
         #expect(harness.run { client.closedByDaemon && harness.removed.count == 1 })
     }
 
-    @Test("nothing is saved on ALSA: no entries, and a write is taken doing nothing")
+    @Test("nothing is saved on ALSA: the backend has no saved levels to read or repair")
     func savedEntries() throws {
         let harness = try Harness()
-        var entries: [StreamRestoreEntry]?
-        var taken: Bool?
-        harness.server.readSavedEntries { entries = $0 }
-        harness.server.writeSavedEntry(name: "x", volume: ChannelVolumes(values: [1]), muted: false, device: nil) { taken = $0 }
-        #expect(entries == nil && taken == nil, "answered on a later turn")
-        #expect(harness.run { entries != nil && taken != nil })
-        #expect(entries == [] && taken == true)
+        #expect(harness.server.savedLevels == nil)
     }
 
     @Test("the daemon on ALSA: a navigation prompt ducks an ambient stream through SET_GAIN, and its end restores it")

@@ -110,18 +110,17 @@ extension Actuation {
     /// unless a repair is under way: repair it from the journal. With the server gone, nothing can be
     /// written: the entry stays for the reconciliation after reconnecting.
     func journalStreamGone(_ index: UInt32) {
-        guard let entry = journal[index], !journalRepairs.contains(index) else { return }
+        guard let entry = journal[index], !restore.repairing.contains(index) else { return }
         guard let server, server.isReady else { return }
         guard entry.restoreID != nil, !entry.volume.isEmpty else {
             report(journal.remove(index))
             return
         }
-        repairSaved([entry]) { [weak self] _ in self?.report(self?.journal.remove(index)) }
+        restore.repair([entry]) { [weak self] _ in self?.report(self?.journal.remove(index)) }
     }
 
     /// A repair of the stream's saved entry has been sent (by the engine's `repairSaved`).
     func journalRepairSent(_ index: UInt32) {
-        journalRepairs.remove(index)
         report(journal.remove(index))
     }
 

@@ -16,10 +16,9 @@ extension Actuation {
     /// streams as they will be once that is done, so the engine starts from the user's levels.
     /// `completion` runs once the server has taken every write (the journal is cleared then).
     func recoverFromJournal(_ inputs: [SinkInput], completion: @escaping () -> Void) -> [SinkInput] {
-        journalRepairs = []
         let entries = journal.beginRecovery()
-        // Actuation+SavedStart: streams that started while no daemon ran may have been given its ducks.
-        savedWrites.recovered(entries, duckLevels: reading.engine.policy.classes.values.map(\.duck.linear))
+        // Streams that started while no daemon ran may have been given its ducks.
+        restore.recovered(entries, duckLevels: reading.engine.policy.classes.values.map(\.duck.linear))
         guard !entries.isEmpty, let server else {
             completion()
             return inputs
@@ -76,43 +75,8 @@ extension Actuation {
         if repairable.isEmpty {
             finish(server)
         } else {
-            repairSaved(repairable) { connection in finish(connection) }
+            restore.repair(repairable) { connection in finish(connection) }
         }
         return restored
-    }
-
-    /// Writes each entry's own volume and mute back as its saved stream-restore entry (keeping the
-    /// saved device), then calls `completion` with the connection the writes went to. Nothing is
-    /// written, and `completion` is not called, if the connection is lost first.
-    func repairSaved(_ entries: [JournalEntry], completion: @escaping (any StreamServer) -> Void) {
-        guard let server else { return }
-        for entry in entries { journalRepairs.insert(entry.sinkInput) }
-        server.readSavedEntries { [weak self] saved in
-            guard let self else { return }
-            for entry in entries { self.journalRepairs.remove(entry.sinkInput) }
-            guard let connection = self.server, connection === server, connection.isReady else { return }
-            // Done only once the server has taken every write: a repair sent as the server goes away
-            // (its streams end first, then the connection) is lost, and its entry stays in the journal
-            // for the next connection to repair (seen by the soak: a fade-out's mute saved for good).
-            var pending = entries.filter { $0.restoreID != nil }.count
-            var failed = false
-            for entry in entries {
-                guard let name = entry.restoreID else { continue }
-                let device = saved?.first { $0.name == name }?.device
-                connection.writeSavedEntry(name: name, volume: entry.ownVolume, muted: entry.savedMute, device: device) {
-                    [weak self] taken in
-                    guard let self else { return }
-                    if taken {
-                        self.log.info("repaired the saved volume of \(name): \(entry.ownVolume)\(entry.savedMute ? ", muted" : "")")
-                    } else {
-                        failed = true
-                        self.log.notice("the repair of the saved volume of \(name) was not taken; kept for the next connection")
-                    }
-                    pending -= 1
-                    if pending == 0, !failed { completion(connection) }
-                }
-            }
-            if pending == 0 { completion(connection) }
-        }
     }
 }

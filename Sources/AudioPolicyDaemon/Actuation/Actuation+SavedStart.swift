@@ -8,14 +8,14 @@ extension Actuation {
     /// Notes a volume written to stream `index`, which the server may save for the stream's key.
     func noteWrite(_ index: UInt32, volume: ChannelVolumes) {
         guard let live = streams[index] else { return }
-        savedWrites.wrote(volume, key: live.input.restoreID, own: live.ownVolume)
+        restore.wrote(volume, to: live)
     }
 
     /// Mutes or unmutes stream `index` for the policy: the server saves that as its key's mute, which
     /// the key's next stream may start with.
     func writeMute(_ index: UInt32, _ muted: Bool) {
         server?.setMute(index: index, muted: muted)
-        savedWrites.wroteMute(muted, key: streams[index]?.input.restoreID)
+        if let live = streams[index] { restore.wroteMute(muted, to: live) }
     }
 
     /// Before the engine hears of a new stream (or, on pipewire-pulse, when its volume arrives): if the
@@ -23,9 +23,7 @@ extension Actuation {
     /// whether its mute came from our saved mute (so it is not the user's).
     @discardableResult
     func adoptSavedOrigin(_ index: UInt32) -> Bool {
-        guard let live = streams[index], !live.input.volumePending, live.input.hasVolume,
-              let origin = savedWrites.origin(of: live.input.volume, muted: live.input.muted, key: live.input.restoreID),
-              origin.own.channels == live.input.volume.channels else { return false }
+        guard let live = streams[index], let origin = restore.origin(of: live) else { return false }
         let own = ChannelVolumes(values: origin.own.values, channelMap: live.input.volume.channelMap)
         update(index) { $0.ownVolume = own }
         let mutedByUs = origin.mutedByUs

@@ -45,23 +45,15 @@ extension Actuation {
     /// Muted or unmuted by someone else: the mute is theirs either way, never the policy's to undo.
     func userMuted(_ index: UInt32) {
         update(index) { $0.policyMuted = false }
-        savedWrites.theyMuted(key: streams[index]?.input.restoreID)
+        if let live = streams[index] { restore.theyMuted(live) }
     }
-
-    /// How long after our last write to a stream its end still gets a repair of its saved entry (µs):
-    /// the write's answer takes milliseconds; a second covers a busy server.
-    static let lateWriteWindow: UInt64 = 1_000_000
 
     /// The sink input is gone, and the engine has heard of it.
     func streamEnded(_ index: UInt32) {
         guard let live = streams[index] else { return }
-        // The last step of a restore or fade-in, sent a moment before the stream ended, may never have
-        // been applied: the server then keeps the step before it as the saved level, and neither the
-        // engine nor the journal (both count the ramp done) would repair it (found by the soak).
-        if journal[index] == nil, !journalRepairs.contains(index),
-           let written = live.lastWriteAt, MainLoop.monotonicMicroseconds() &- written < Self.lateWriteWindow {
-            repairSavedEntry(of: live)
-        }
+        // Neither the engine nor the journal (both count a ramp done once its last step is sent) knows
+        // of a last step the server never applied.
+        if restore.lateWriteNeedsRepair(live, journaled: journal[index] != nil) { repairSavedEntry(of: live) }
         remove(index)
         journalStreamGone(index)
         journal.store?.forget(index)
@@ -89,6 +81,6 @@ extension Actuation {
     func repairSavedEntry(of live: LiveStream) {
         guard live.input.restoreID != nil, !live.input.volumePending else { return }
         let index = live.input.index
-        repairSaved([live.journalEntry(pausedPlayers: [])]) { [weak self] _ in self?.journalRepairSent(index) }
+        restore.repair([live.journalEntry(pausedPlayers: [])]) { [weak self] _ in self?.journalRepairSent(index) }
     }
 }

@@ -20,12 +20,10 @@ final class Actuation {
     /// Every sink input the server has told of, by index.
     private(set) var streams: [UInt32: LiveStream] = [:]
     private(set) var ramps = RampStepper()
-    /// Levels we wrote, by stream-restore key: what the server may hand a key's next stream.
-    var savedWrites = SavedWrites()
+    /// The server's saved levels: what it may have saved of our writes, and their repairs.
+    let restore: StreamRestore
     /// What the daemon has changed and not yet put back, on disk (Actuation+Journal).
     var journal: Journal
-    /// Streams whose saved entry is being repaired from the journal.
-    var journalRepairs: Set<UInt32> = []
     /// Armed once, right after a change that grew the journal's log too long.
     var compactionTimer: MainLoop.Timer?
     /// Wakes the loop when the journal's sync thread could not write the durable copy (or can again).
@@ -46,17 +44,20 @@ final class Actuation {
         self.reading = reading
         self.players = players
         self.journal = journal
+        self.restore = StreamRestore(log: log)
     }
 
     // MARK: - The connection
 
     func connected(to server: any StreamServer) {
         self.server = server
+        restore.connected(to: server)
     }
 
     /// The server went away: nothing more can be written; its meters went with it.
     func disconnected() {
         server = nil
+        restore.disconnected()
         meters.stopAll()
     }
 

@@ -104,11 +104,5 @@ public final class TimedServer: StreamServer {
     public var serverDescription: String? { inner.serverDescription }
     public func connect() { inner.connect() }
     public func drain(_ completion: @escaping () -> Void) { inner.drain(completion) }
-    public func readSavedEntries(completion: @escaping ([StreamRestoreEntry]?) -> Void) {
-        inner.readSavedEntries(completion: completion)
-    }
-    public func writeSavedEntry(name: String, volume: ChannelVolumes, muted: Bool, device: String?,
-                                completion: ((Bool) -> Void)?) {
-        inner.writeSavedEntry(name: name, volume: volume, muted: muted, device: device, completion: completion)
-    }
+    public var savedLevels: (any SavedLevels)? { inner.savedLevels }
 }

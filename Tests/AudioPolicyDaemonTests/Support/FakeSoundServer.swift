@@ -171,7 +171,8 @@ final class FakeSoundServer {
 }
 
 /// One client's connection to a ``FakeSoundServer``: what a ``PulseConnection`` would deliver.
-final class FakeServerConnection: StreamServer {
+final class FakeServerConnection: StreamServer, SavedLevels {
+    var savedLevels: (any SavedLevels)? { self }
     var onNews: (ServerNews) -> Void = { _ in }
 
     private(set) var state: PulseConnection.State = .unconnected
