@@ -72,8 +72,8 @@ let package = Package(
         // Clients of the daemon, through the libraries' public interfaces only: `top`, the benchmarks, the soak.
         .target(
             name: "AudioPolicyTools",
-            dependencies: ["AudioPolicy", "AudioPolicyDaemon", "EventLoop", "SoundServer", "ControlProtocol", "CPulse",
-                           "FoundationGaps", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["AudioPolicy", "AudioPolicyDaemon", "EventLoop", "SoundServer", "SessionBus", "ControlProtocol",
+                           "CPulse", "FoundationGaps", .product(name: "Logging", package: "swift-log")],
             swiftSettings: essentials
         ),
         .executableTarget(

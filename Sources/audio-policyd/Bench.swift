@@ -37,6 +37,9 @@ struct Bench: ParsableCommand {
         print("engine decision, \(streams) streams alive (µs): \(EngineBenchmark.decisionTimes(streams: streams))")
         print("engine decision, a prompt among \(streams) streams that ducks one (µs): "
             + "\(EngineBenchmark.decisionTimes(streams: streams, background: true))")
+        let sandbox = SandboxBenchmark.scanTimes()
+        print("sandbox check of a stream whose process runs another binary (µs): \(sandbox.times); "
+            + "\(sandbox.read) of \(sandbox.processes) processes read (those in another pid namespace)")
         if FileManager.default.fileExists(atPath: fixtures) {
             let (count, seconds) = try fixtureThroughput()
             print(String(printf: "fixtures: %d replays in %.1f ms (%.0f fixtures/s)", count, seconds * 1000,

@@ -1,5 +1,7 @@
 import AudioPolicy
 @testable import AudioPolicyDaemon
+import Foundation
+import Glibc
 import SessionBus
 import Testing
 
@@ -64,6 +66,26 @@ import Testing
         #expect(Sandbox.parseStatus(text, pid: 4242) == Sandbox.Process(pid: 4242, name: "mpv", nsPIDs: [4242, 2]))
         #expect(Sandbox.parseStatus("Name:\tsh\n", pid: 7) == Sandbox.Process(pid: 7, name: "sh", nsPIDs: [7]))
         #expect(Sandbox.parseStatus("garbage", pid: 7) == nil)
+    }
+
+    @Test("the /proc scan reads only processes in another pid namespace: a process in a new one is there, this one is not")
+    func scanSkipsOurNamespace() throws {
+        // `unshare --pid --fork` puts `sleep` in a new pid namespace (pid 1 there), as bwrap does an app.
+        let child = Foundation.Process()
+        child.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        child.arguments = ["--user", "--map-root-user", "--pid", "--fork", "--kill-child", "sleep", "30"]
+        try child.run()
+        defer { child.terminate(); child.waitUntilExit() }
+        var nested: Sandbox.Process?
+        for _ in 0..<200 where nested == nil {
+            nested = Sandbox.sandboxedProcesses().first { $0.name == "sleep" && $0.nsPIDs.last == 1 }
+            if nested == nil { usleep(10_000) }
+        }
+        try #require(nested != nil, "the process in the new pid namespace was not found (can this machine unshare a pid namespace?)")
+        let scanned = Sandbox.sandboxedProcesses()
+        // Control: this process is in our namespace and readable, so it is left out.
+        #expect(!scanned.contains { $0.pid == getpid() })
+        #expect(Sandbox.process(getpid()) != nil)
     }
 
     @Test("Snap names come from snap.NAME.APP AppArmor labels only")

@@ -117,10 +117,10 @@ public enum Sandbox {
 
     // MARK: - Reading /proc
 
-    /// The identity of a stream's process, read from `/proc`. The scan of every process runs only when
-    /// `pid` is not a host process running `binary`.
+    /// The identity of a stream's process, read from `/proc`. The scan of the processes runs only when
+    /// `pid` is not a host process running `binary`, and reads only those in another pid namespace.
     public static func identify(pid: Int32, binary: String?) -> Identity {
-        identify(pid: pid, binary: binary, process: process, all: processes, appID: appID(of:))
+        identify(pid: pid, binary: binary, process: process, all: sandboxedProcesses, appID: appID(of:))
     }
 
     /// `/proc/PID/status`, read.
@@ -136,8 +136,21 @@ public enum Sandbox {
         return process
     }
 
-    /// Every process in `/proc`.
-    public static func processes() -> [Process] {
+    /// The processes in a pid namespace other than ours: the only ones a sandbox's pid can name (the
+    /// rule above wants nested ones). Told apart by their `/proc/PID/ns/pid` link, one `readlink` each,
+    /// so only they have their status read: the whole scan took 3-6 ms with every status read, on the
+    /// path from a stream wrapped in a script to its decision. A process whose link cannot be read
+    /// (another user's) is read in full, as before.
+    public static func sandboxedProcesses() -> [Process] {
+        let ours = namespace(of: "self")
+        return pids().compactMap { pid in
+            if let ours, let theirs = namespace(of: String(pid)), theirs == ours { return nil }
+            return process(pid)
+        }
+    }
+
+    /// The numeric entries of `/proc`, in order.
+    private static func pids() -> [Int32] {
         guard let directory = opendir("/proc") else { return [] }
         defer { closedir(directory) }
         var pids: [Int32] = []
@@ -145,7 +158,14 @@ public enum Sandbox {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             if let pid = Int32(name) { pids.append(pid) }
         }
-        return pids.sorted().compactMap(process)
+        return pids.sorted()
+    }
+
+    /// The pid namespace a process is in (`pid:[4026531836]`), nil when it cannot be read.
+    private static func namespace(of process: String) -> [CChar]? {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let count = readlink("/proc/\(process)/ns/pid", &buffer, buffer.count)
+        return count > 0 ? Array(buffer[..<count]) : nil
     }
 
     /// The app id of a host process: its Flatpak sandbox's `.flatpak-info`, else its Snap's AppArmor label.
