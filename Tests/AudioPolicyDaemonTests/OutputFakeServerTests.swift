@@ -99,13 +99,19 @@ struct OutputFakeServerTests {
 
     // MARK: - Removal
 
-    @Test("the headset's sink removed, its stream rescued to the speakers: muted before its move is even described")
-    func headsetRemoved() throws {
+    /// The speakers and the headset, the music playing on the headset, the daemon running.
+    func musicOnHeadset() throws -> (DaemonOnFake, UInt32) {
         server.setSink(Self.speakers)
         server.setSink(Self.headset)
         let music = server.addStream(role: "music", application: "Radio", volume: Self.own, sink: 1)
         let daemon = try startDaemon()
         daemon.run(for: 0.3)
+        return (daemon, music)
+    }
+
+    @Test("the headset's sink removed, its stream rescued to the speakers: muted before its move is even described")
+    func headsetRemoved() throws {
+        let (daemon, music) = try musicOnHeadset()
         server.removeSink(1, rescueTo: 0)
         #expect(daemon.run(until: { server.streams[music]?.muted == true }, timeout: 2), "not muted: \(server.writes)")
         daemon.run(for: 1.3)
@@ -115,11 +121,7 @@ struct OutputFakeServerTests {
 
     @Test("control: the user moves the music off the headset, which stays: nothing is muted")
     func userMove() throws {
-        server.setSink(Self.speakers)
-        server.setSink(Self.headset)
-        let music = server.addStream(role: "music", application: "Radio", volume: Self.own, sink: 1)
-        let daemon = try startDaemon()
-        daemon.run(for: 0.3)
+        let (daemon, music) = try musicOnHeadset()
         server.moveStream(music, to: 0)
         daemon.run(for: 1.3)
         #expect(mutes(of: music).isEmpty, "\(server.writes)")
@@ -133,11 +135,7 @@ struct OutputFakeServerTests {
     /// The headset goes with the music on it, which the daemon holds muted; the server saves that mute
     /// for the music role. Returns the held stream.
     func holdMusicOnLostHeadset() throws -> (DaemonOnFake, UInt32) {
-        server.setSink(Self.speakers)
-        server.setSink(Self.headset)
-        let music = server.addStream(role: "music", application: "Radio", volume: Self.own, sink: 1)
-        let daemon = try startDaemon()
-        daemon.run(for: 0.3)
+        let (daemon, music) = try musicOnHeadset()
         server.removeSink(1, rescueTo: 0)
         #expect(daemon.run(until: { server.streams[music]?.muted == true }, timeout: 2), "not muted: \(server.writes)")
         #expect(server.saved[Self.musicKey]?.muted == true, "the server did not save the hold's mute")
