@@ -1,6 +1,6 @@
 import AudioPolicy
 @testable import AudioPolicyDaemon
-import SessionBus
+@testable import SessionBus
 import Testing
 
 /// `org.audiopolicyd.Focus.Activated(pid, appId)`'s arguments as KWin's `callDBus` may send them: a
@@ -25,6 +25,26 @@ import Testing
         for arguments: [BusValue] in [[.string("game")], [.double(1.5), .string("")], [.int32(-1), .string("")],
                                       [.int64(1 << 40), .string("")], [.int32(1), .int32(2)], [.boolean(true), .string("")]] {
             #expect(FocusBus.event(activated: arguments) == nil, "\(arguments)")
+        }
+    }
+
+    @Test("the introspection data, ours and the Now Playing player's: one node holding Introspectable and each object's own interfaces, every element closed")
+    func introspection() {
+        for (xml, own) in [(FocusBus.introspection, "org.audiopolicyd.Focus"), (NowPlayingPlayer.introspection, "org.mpris.MediaPlayer2.Player")] {
+            #expect(xml.hasPrefix("<!DOCTYPE node PUBLIC"))
+            #expect(xml.components(separatedBy: "<node>").count == 2 && xml.hasSuffix("</node>"))
+            #expect(xml.contains("<interface name=\"org.freedesktop.DBus.Introspectable\">"))
+            #expect(xml.contains("<interface name=\"\(own)\">"))
+            #expect(Self.balanced(xml), "\(xml)")
+        }
+        // Control: an interface left open is found.
+        #expect(!Self.balanced(Introspection.document("  <interface name=\"x\">")))
+    }
+
+    /// Whether every `<interface>` and `<node>` opened is closed.
+    static func balanced(_ xml: String) -> Bool {
+        ["interface", "node"].allSatisfy { tag in
+            xml.components(separatedBy: "<\(tag)").count == xml.components(separatedBy: "</\(tag)>").count
         }
     }
 }

@@ -72,16 +72,9 @@ final class FocusBus {
         return .focus(appID.isEmpty ? nil : AppIdentity(name: appID))
     }
 
-    static let introspection = """
-        <!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"
-         "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">
-        <node>
-          <interface name="org.freedesktop.DBus.Introspectable">
-            <method name="Introspect"><arg name="xml" type="s" direction="out"/></method>
-          </interface>
+    static let introspection = Introspection.document("""
           <interface name="org.audiopolicyd.Focus">
             <method name="Activated"><arg name="pid" type="v" direction="in"/><arg name="appId" type="s" direction="in"/></method>
           </interface>
-        </node>
-        """
+        """)
 }

@@ -155,13 +155,7 @@ public final class NowPlayingPlayer {
         }
     }
 
-    static let introspection = """
-        <!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"
-         "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">
-        <node>
-          <interface name="org.freedesktop.DBus.Introspectable">
-            <method name="Introspect"><arg name="xml" type="s" direction="out"/></method>
-          </interface>
+    static let introspection = Introspection.document("""
           <interface name="org.freedesktop.DBus.Properties">
             <method name="Get"><arg type="s" direction="in"/><arg type="s" direction="in"/><arg type="v" direction="out"/></method>
             <method name="GetAll"><arg type="s" direction="in"/><arg type="a{sv}" direction="out"/></method>
@@ -198,6 +192,5 @@ public final class NowPlayingPlayer {
             <property name="CanSeek" type="b" access="read"/>
             <property name="CanControl" type="b" access="read"/>
           </interface>
-        </node>
-        """
+        """)
 }
