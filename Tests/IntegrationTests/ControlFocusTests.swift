@@ -13,13 +13,8 @@ final class ControlFocusTests {
 
     @Test("focus on one app's pid ducks the other app, never the focused one; no focus ducks both")
     func focusOpDucksTheOtherApp() throws {
-        let policy = try FocusDesktop.gamePolicy(from: "policies/focus.toml")
-        defer { try? FileManager.default.removeItem(at: policy.deletingLastPathComponent()) }
-        let game = try FocusTone("the game", frequency: 440, changes: changes)
-        let other = try FocusTone("the other app", frequency: 660, changes: changes)
-        let daemon = try DaemonProcess(policy: policy.path, changes: changes)
-        try game.readOwnVolume(daemon: daemon, changes: changes)
-        try other.readOwnVolume(daemon: daemon, changes: changes)
+        let scene = try FocusScene(policy: "policies/focus.toml", changes: changes)
+        let (game, other, daemon) = (scene.game, scene.other, scene.daemon)
 
         // Control: focus on the other app, the game never seen with a window — nobody is unfocused.
         try focus(#"{"id":1,"op":"focus","pid":\#(other.pid)}"#, daemon)
@@ -40,13 +35,8 @@ final class ControlFocusTests {
 
     @Test("control: the default policy (unfocused = nothing) leaves both alone whatever the focus op says")
     func defaultPolicyIgnoresFocus() throws {
-        let policy = try FocusDesktop.gamePolicy(from: "policies/default.toml")
-        defer { try? FileManager.default.removeItem(at: policy.deletingLastPathComponent()) }
-        let game = try FocusTone("the game", frequency: 440, changes: changes)
-        let other = try FocusTone("the other app", frequency: 660, changes: changes)
-        let daemon = try DaemonProcess(policy: policy.path, changes: changes)
-        try game.readOwnVolume(daemon: daemon, changes: changes)
-        try other.readOwnVolume(daemon: daemon, changes: changes)
+        let scene = try FocusScene(policy: "policies/default.toml", changes: changes)
+        let (game, other, daemon) = (scene.game, scene.other, scene.daemon)
         for (id, pid) in [(1, other.pid), (2, game.pid)] {
             try focus(#"{"id":\#(id),"op":"focus","pid":\#(pid)}"#, daemon)
         }
@@ -57,14 +47,8 @@ final class ControlFocusTests {
     @Test("the KWin script's way in: org.audiopolicyd.Focus.Activated(pid, appId) on the session bus ducks as the focus op does",
           .disabled(if: SessionBus.address == nil, "no private session bus (DBUS_SESSION_BUS_ADDRESS): run scripts/test"))
     func busActivatedDucksTheOtherApp() throws {
-        let policy = try FocusDesktop.gamePolicy(from: "policies/focus.toml")
-        defer { try? FileManager.default.removeItem(at: policy.deletingLastPathComponent()) }
-        let game = try FocusTone("the game", frequency: 440, changes: changes)
-        let other = try FocusTone("the other app", frequency: 660, changes: changes)
-        let daemon = try DaemonProcess(policy: policy.path, changes: changes)
-        _ = try daemon.awaitLog("focus: desktop scripts can tell focus on the session bus as org.audiopolicyd.Focus")
-        try game.readOwnVolume(daemon: daemon, changes: changes)
-        try other.readOwnVolume(daemon: daemon, changes: changes)
+        let scene = try FocusScene(policy: "policies/focus.toml", changes: changes) { _ = try $0.awaitLog("focus: desktop scripts can tell focus on the session bus as org.audiopolicyd.Focus") }
+        let (game, other, daemon) = (scene.game, scene.other, scene.daemon)
         // KWin sends a JavaScript number as it likes: an int32 here, a double next.
         try activated("int32:\(other.pid)", "string:swayother")
         try FocusTone.hold([(game, false), (other, false)], for: 1, daemon: daemon, changes: changes)

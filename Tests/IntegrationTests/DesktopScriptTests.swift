@@ -16,13 +16,8 @@ final class DesktopScriptTests {
     @Test("the GNOME extension's FocusTeller (gjs) reaches the daemon: focus on one app's pid ducks the other",
           .disabled(if: !SessionBus.installed("gjs") || !SessionBus.installed("mpv"), "needs gjs and mpv (apt-get install gjs mpv)"))
     func gnomeTellerDucksTheOtherApp() throws {
-        let policy = try FocusDesktop.gamePolicy(from: "policies/focus.toml")
-        defer { try? FileManager.default.removeItem(at: policy.deletingLastPathComponent()) }
-        let game = try FocusTone("the game", frequency: 440, changes: changes)
-        let other = try FocusTone("the other app", frequency: 660, changes: changes)
-        let daemon = try DaemonProcess(policy: policy.path, changes: changes)
-        try game.readOwnVolume(daemon: daemon, changes: changes)
-        try other.readOwnVolume(daemon: daemon, changes: changes)
+        let scene = try FocusScene(policy: "policies/focus.toml", changes: changes)
+        let (game, other, daemon) = (scene.game, scene.other, scene.daemon)
         // One gjs run tells two focus changes over one connection, as the extension does.
         try tell([(other.pid, "org.example.Other"), (game.pid, "")], socket: daemon.socketPath)
         try FocusTone.await([(other, true), (game, false)], "the other app ducked, the focused game not",
