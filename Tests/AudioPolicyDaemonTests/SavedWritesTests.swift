@@ -90,4 +90,19 @@ struct SavedWritesTests {
         writes.wroteMute(false, key: key)
         #expect(writes.origin(of: appLevel, muted: true, key: key) == nil, "our unmute was saved after it")
     }
+
+    @Test("after a crash, a muted stream at a level nobody wrote is the user's, though an earlier run had muted a stream of its key; its fade-out's silence, muted, is ours")
+    func recoveredMuteNeedsTheLevel() {
+        var writes = SavedWrites()
+        let entry = JournalEntry(sinkInput: 7, restoreID: key, application: "music", pid: 42, volume: own.values,
+                                 channelMap: [1, 2], muted: false, policyMuted: true)
+        writes.recovered([entry], duckLevels: [0.1])
+        // A stream the user muted, alive through the daemon's restart (the soak's stream #169).
+        #expect(writes.origin(of: ChannelVolumes(values: [40783, 64330]), muted: true, key: key) == nil)
+        // Control: the earlier run's fade-out end, muted, is ours; its duck is ours with the user's mute.
+        let faded = writes.origin(of: own.scaled(by: 0), muted: true, key: key)
+        #expect(faded?.own.values == own.values && faded?.mutedByUs == true)
+        let ducked = writes.origin(of: own.scaled(by: 0.1), muted: true, key: key)
+        #expect(ducked?.own.values == own.values && ducked?.mutedByUs == false)
+    }
 }

@@ -32,6 +32,8 @@ struct SavedWrites {
         var volume: ChannelVolumes
         /// The stream's own level at the time: what the key's entry should hold.
         var own: ChannelVolumes
+        /// An earlier run's fade-out end: the server saved its mute with it.
+        var endsMuted = false
     }
 
     /// The most writes remembered per key: a whole 300 ms ramp at 15 ms steps and then some.
@@ -47,11 +49,11 @@ struct SavedWrites {
 
     /// A volume written to a stream of `key` whose own level is `own` (a restore to `own` itself is
     /// no level of ours).
-    mutating func wrote(_ volume: ChannelVolumes, key: String?, own: ChannelVolumes) {
+    mutating func wrote(_ volume: ChannelVolumes, key: String?, own: ChannelVolumes, endsMuted: Bool = false) {
         guard let key, !own.values.isEmpty, !volume.matches(own) else { return }
         var list = writes[key, default: []]
         list.removeAll { $0.volume.matches(volume) }
-        list.append(Write(volume: volume, own: own))
+        list.append(Write(volume: volume, own: own, endsMuted: endsMuted))
         if list.count > Self.capacity { list.removeFirst(list.count - Self.capacity) }
         writes[key] = list
     }
@@ -78,10 +80,10 @@ struct SavedWrites {
             for level in Set(duckLevels) where level < 1 {
                 wrote(own.scaled(by: level), key: entry.restoreID, own: own)
             }
-            if entry.policyMuted {
-                wrote(own.scaled(by: 0), key: entry.restoreID, own: own)
-                wroteMute(true, key: entry.restoreID)
-            }
+            // Its fade-out's end and the mute that came with it. Not "our mute is the key's newest":
+            // a stream that lived through the restart muted by its user would be taken for ours and
+            // unmuted (found by the soak on PipeWire); only a start at that silence is known ours.
+            if entry.policyMuted { wrote(own.scaled(by: 0), key: entry.restoreID, own: own, endsMuted: true) }
         }
     }
 
@@ -92,7 +94,7 @@ struct SavedWrites {
         guard let key else { return nil }
         let mutedByUs = muted && mutedKeys.contains(key)
         if let write = writes[key]?.last(where: { $0.volume.matches(volume) }) {
-            return Origin(own: write.own, mutedByUs: mutedByUs)
+            return Origin(own: write.own, mutedByUs: mutedByUs || (muted && write.endsMuted))
         }
         // A step of an earlier run's ramp: a copy of a journaled stream's own level scaled down by one
         // factor. Told apart from a user's level only when the own level's channels differ (a user's
@@ -100,7 +102,7 @@ struct SavedWrites {
         let earlierStep = earlier[key]?.last { entry in
             !volume.matches(entry.ownVolume) && Self.isUnbalanced(entry.ownVolume) && entry.isScaledDown(volume)
         }
-        if let entry = earlierStep { return Origin(own: entry.ownVolume, mutedByUs: mutedByUs) }
+        if let entry = earlierStep { return Origin(own: entry.ownVolume, mutedByUs: mutedByUs || (muted && entry.policyMuted)) }
         return mutedByUs ? Origin(own: volume, mutedByUs: true) : nil
     }
 
