@@ -49,6 +49,8 @@ struct JournalTests {
             + #""policyMuted":false,"pausedPlayers":[]}]}"#)?.contains("2 volumes but 1 channel positions") == true)
         #expect(reason("") != nil)
         #expect(reason(#"{"version":1,"entries":[]}"#) == nil)
+        // Nested past the decoder's limit and cut off there, Foundation's decoder traps: refused first.
+        #expect(reason(#"{"version":1,"entries":"# + String(repeating: "[", count: 512))?.contains("nested more than 64") == true)
     }
 
     // MARK: - What recovery restores

@@ -1,3 +1,4 @@
+import ControlProtocol
 import Foundation
 import Fuzzing
 import Testing
@@ -121,10 +122,11 @@ final class ControlSocketFuzzTests {
         // A string id in a well-formed object is echoed (whatever else is wrong with the request). Read as
         // the daemon reads it, with JSONDecoder, and compared scalar by scalar: JSONSerialization drops a raw
         // U+FEFF inside a string (seen: a BOM inserted between two \u escapes of the id), and String's ==
-        // would call canonically equivalent ids equal.
+        // would call canonically equivalent ids equal. A line the daemon refuses as too deep is not decoded
+        // here either: Foundation's decoder traps on some (see JSONNesting).
         struct Identified: Decodable { var id: String }
         let text = String(decoding: input, as: UTF8.self)
-        if text.components(separatedBy: #""id""#).count == 2,
+        if text.components(separatedBy: #""id""#).count == 2, !JSONNesting.isTooDeep(input),
            let id = try? JSONDecoder().decode(Identified.self, from: Data(input)).id,
            let echoed = try? JSONDecoder().decode(Identified.self, from: Data(reply.utf8)).id,
            Array(echoed.unicodeScalars) != Array(id.unicodeScalars) {

@@ -219,6 +219,14 @@ struct JSONEdge: CustomTestStringConvertible, Sendable {
         text("a lone surrogate escape", #"{"id":"\ud800","op":"status"}"#, ok: false),
         text("30,000 nested arrays", #"{"id":1,"op":"status","x":"# + String(repeating: "[", count: 30_000)
             + String(repeating: "]", count: 30_000) + "}", ok: false),
+        // The fuzz's line that killed the daemon: Foundation's decoder traps on it (see JSONNesting).
+        text("512 nested arrays, cut off", #"{"id":"# + String(repeating: "[", count: 512), ok: false, error: "nested more than 64"),
+        text("64 deep, in a field it ignores (control)", #"{"id":1,"op":"status","x":"# + String(repeating: "[", count: 63)
+            + String(repeating: "]", count: 63) + "}", ok: true, id: "1"),
+        text("65 deep", #"{"id":1,"op":"status","x":"# + String(repeating: "[", count: 64)
+            + String(repeating: "]", count: 64) + "}", ok: false, error: "nested more than 64"),
+        text("brackets in a string are not nesting (control)", #"{"id":"# + "\"" + String(repeating: "[", count: 600)
+            + #"\"[","op":"status"}"#, ok: true),
         text("6,000 nested objects", String(repeating: #"{"a":"#, count: 6_000) + "1" + String(repeating: "}", count: 6_000), ok: false),
     ]
 }

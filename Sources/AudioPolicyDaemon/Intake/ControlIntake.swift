@@ -41,14 +41,23 @@ final class ControlIntake {
         outbox.beginReply(to: client)
         defer { outbox.endReply() }
         let reply: ControlReply
-        do {
-            let request = try JSONDecoder().decode(ControlRequest.self, from: Data(line.utf8))
-            reply = respond(to: request, from: client)
-        } catch {
-            reply = .failure(Self.salvageID(line), "malformed request: \(Self.describe(error, in: line)); expected one JSON "
-                + "object per line, e.g. {\"id\":1,\"op\":\"status\"}")
+        if JSONNesting.isTooDeep(line.utf8) {
+            // Refused before the decoder sees it (it traps on some of these); so is its id.
+            reply = Self.malformed(JSONNesting.reason, id: nil)
+        } else {
+            do {
+                let request = try JSONDecoder().decode(ControlRequest.self, from: Data(line.utf8))
+                reply = respond(to: request, from: client)
+            } catch {
+                reply = Self.malformed(Self.describe(error, in: line), id: Self.salvageID(line))
+            }
         }
         return ControlOutbox.encode(reply)
+    }
+
+    /// The error reply to a line that is not a request, saying why and what one looks like.
+    private static func malformed(_ reason: String, id: JSONValue?) -> ControlReply {
+        .failure(id, "malformed request: \(reason); expected one JSON object per line, e.g. {\"id\":1,\"op\":\"status\"}")
     }
 
     /// The `id` of a request that could not be decoded as a whole, so that even its error reply can

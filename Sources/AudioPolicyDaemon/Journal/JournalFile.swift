@@ -1,3 +1,4 @@
+import ControlProtocol
 import FoundationEssentials
 import Glibc
 
@@ -61,6 +62,7 @@ public struct JournalFile: Codable, Hashable, Sendable {
     /// of a version this code knows (a file cut short, another program's file, a future format).
     public static func decode(_ data: Data) throws(Unreadable) -> JournalFile {
         let file: JournalFile
+        if JSONNesting.isTooDeep(data) { throw Unreadable(description: JSONNesting.reason) }
         do {
             file = try JSONDecoder().decode(JournalFile.self, from: data)
         } catch let DecodingError.dataCorrupted(context) {
