@@ -73,7 +73,7 @@ let package = Package(
         .target(
             name: "AudioPolicyTools",
             dependencies: ["AudioPolicy", "AudioPolicyDaemon", "EventLoop", "SoundServer", "SessionBus", "ControlProtocol",
-                           "CPulse", "FoundationGaps", .product(name: "Logging", package: "swift-log")],
+                           "CPulse", "ALSABackend", "FoundationGaps", .product(name: "Logging", package: "swift-log")],
             swiftSettings: essentials
         ),
         .executableTarget(

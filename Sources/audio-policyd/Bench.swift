@@ -33,6 +33,9 @@ struct Bench: ParsableCommand {
     @Flag(help: "Skip the live part even when a sound server is reachable.")
     var noLive = false
 
+    @Option(help: "Live part on: pulse (the sound server in PULSE_SERVER), alsa (a daemon of its own in ALSA mode, its streams speaking the plugin's protocol), or auto (default: pulse when a server answers, else alsa).")
+    var backend: SoundBackend = .auto
+
     func run() throws {
         print("engine decision, \(streams) streams alive (µs): \(EngineBenchmark.decisionTimes(streams: streams))")
         print("engine decision, a prompt among \(streams) streams that ducks one (µs): "
@@ -46,11 +49,7 @@ struct Bench: ParsableCommand {
                          Double(count) / seconds))
         }
         guard !noLive else { return }
-        guard ProcessInfo.processInfo.environment["PULSE_SERVER"] != nil || FileManager.default.fileExists(
-            atPath: (ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? "/nonexistent") + "/pulse/native") else {
-            print("live: skipped (no sound server; set PULSE_SERVER)")
-            return
-        }
+        if backend.resolved() == .alsa { return try runALSA() }
         let result = try LiveBenchmark(streams: streams, corked: corked, prompts: prompts, idleSeconds: idleSeconds,
                                     outputLosses: outputLosses).run()
         print("live on \(result.server ?? "?"): \(result.streams) streams \(result.corked ? "alive, corked" : "playing")")
@@ -72,6 +71,19 @@ struct Bench: ParsableCommand {
             + (result.outputLoss.map(String.init(describing:)) ?? "no samples")
             + (result.outputLossMissed > 0 ? "; \(result.outputLossMissed) unloads without a mute in 5 s" : ""))
         print("  memory: \(result.residentKiB / 1024) MiB resident, \(result.peakResidentKiB / 1024) MiB peak")
+    }
+
+    /// The live part in ALSA mode: the daemon alone, in a process of its own.
+    private func runALSA() throws {
+        let result = try ALSABenchmark(streams: streams, prompts: prompts, idleSeconds: idleSeconds).run()
+        print("live in ALSA mode (audio-policyd-daemon --backend alsa): \(result.streams) streams playing")
+        print("  reaction, prompt STATE running sent -> the music's SET_GAIN received (µs): "
+            + (result.reaction.map { "\($0); within 2 ms: \(Int(($0.share(atMost: 2000) * 100).rounded(.down)))%" }
+                ?? "no samples") + (result.missed > 0 ? "; \(result.missed) prompts without a duck in 2 s" : ""))
+        print("  idle wake-ups with \(result.streams) streams playing: \(result.idleWakeups) in \(result.idleSeconds) s")
+        print(String(printf: "  memory of the daemon: %.1f MiB resident at start, %.1f MiB with the streams, %.1f MiB peak",
+                     Double(result.residentKiBAtStart) / 1024, Double(result.residentKiBWithStreams) / 1024,
+                     Double(result.peakResidentKiB) / 1024))
     }
 
     /// Replays every fixture (at least 1000 replays, cycling) and returns the count and seconds.

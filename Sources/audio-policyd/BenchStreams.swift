@@ -24,7 +24,11 @@ struct BenchStreams: ParsableCommand {
     @Option(name: .customLong("sink"), help: "A sink to play to, the streams taking turns; repeatable (default: the server's default sink).")
     var sinks: [String] = []
 
+    @Option(help: "Instead: one ALSA prompt on the daemon's plugin socket at PATH (bench in ALSA mode); prints when it started playing.")
+    var alsaPrompt: String?
+
     func run() throws {
+        if let alsaPrompt { throw ExitCode(try ALSABenchmark.playPrompt(socketPath: alsaPrompt)) }
         var list: [String: String] = [:]
         for property in properties {
             guard let equals = property.firstIndex(of: "=") else {
