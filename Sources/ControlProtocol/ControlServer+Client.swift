@@ -36,6 +36,11 @@ extension ControlServer {
         var closing = false
         /// Gone or given up on: the next loop iteration disconnects it.
         var dropped = false
+        /// It stopped taking replies (closed its socket, or its reading side) but may have sent requests
+        /// that are not served yet: they are still carried out, their replies thrown away, until its end
+        /// of input. A script that writes `begin`, `focus` or `command` lines and closes without reading
+        /// means every one of them.
+        var deaf = false
         var readWatch: AnyObject?
         var writeWatch: AnyObject?
 

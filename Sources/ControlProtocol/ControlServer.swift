@@ -191,8 +191,8 @@ public final class ControlServer {
     private func writable(_ id: ClientID) {
         guard let client = clients[id] else { return }
         guard client.flush() else {
-            client.dropped = true
-            return disconnect(id)
+            stopsReading(client)
+            return serve(id)
         }
         // Room again: requests that waited unread are answered now.
         if client.output.count <= Self.readPause { serve(id) } else { updateWatches(client, id: id) }
@@ -202,7 +202,7 @@ public final class ControlServer {
     /// (it may run inside whatever is sending events): a client given up on is shut down, and the
     /// loop's next turn reports it gone.
     private func queue(_ line: String, to client: Client, id: ClientID) {
-        guard !client.dropped else { return }
+        guard !client.dropped, !client.deaf else { return }
         if client.output.count + line.utf8.count + 1 > Self.maxBacklog {
             onWarning("control client \(id): \(client.output.count) bytes unread, over the \(Self.maxBacklog)-byte "
                 + "limit; disconnected (a subscriber must keep reading its events)")
@@ -210,7 +210,15 @@ public final class ControlServer {
             return
         }
         client.queue(line)
-        if !client.flush() { drop(client, id: id) } else { updateWatches(client, id: id) }
+        if !client.flush() { stopsReading(client) }
+        updateWatches(client, id: id)
+    }
+
+    /// A client whose socket takes no more output: its replies are thrown away from now on, and what it
+    /// sent before is still served (see ``Client/deaf``); it is disconnected at its end of input.
+    private func stopsReading(_ client: Client) {
+        client.deaf = true
+        client.discardOutput()
     }
 
     private func drop(_ client: Client, id: ClientID) {

@@ -142,6 +142,37 @@ final class ControlSocketLimitTests {
         #expect(daemon.log[mark...].filter { $0.contains("refused") }.count == 1)
     }
 
+    @Test("a client that writes its requests and closes without reading: each is carried out, not only the first; a request that fails begins nothing (control)")
+    func closesWithoutReading() throws {
+        let daemon = try session.startDaemon()
+        // A script's way: status (whose reply finds the socket closed), then a begin, then gone. The begin
+        // is carried out, and ends at once with its connection.
+        let mark = daemon.logCount
+        let script = try ControlConnection(path: daemon.socketPath)
+        try script.send(bytes: Array((#"{"id":1,"op":"status"}"# + "\n" + #"{"id":2,"op":"begin","class":"short","app":"script"}"#
+            + "\n" + #"{"id":3,"op":"begin","class":"short","app":"script-2"}"# + "\n").utf8))
+        script.close()
+        let first = try daemon.awaitLog("control client gone: ending its interruption", after: mark)
+        try daemon.awaitLog("control client gone: ending its interruption", after: (daemon.log.firstIndex(of: first) ?? mark) + 1)
+        #expect(daemon.log[mark...].filter { $0.contains("control client gone: ending its interruption") }.count == 2,
+                "\(daemon.log[mark...])")
+
+        // Control: the same, its begins for a class that does not exist: nothing begun, nothing ended. The
+        // daemon reads it before a later client's begin (its data waits since before that client connected).
+        let control = daemon.logCount
+        let failing = try ControlConnection(path: daemon.socketPath)
+        try failing.send(bytes: Array((#"{"id":1,"op":"status"}"# + "\n" + #"{"id":2,"op":"begin","class":"no-such-class"}"#
+            + "\n").utf8))
+        failing.close()
+        let later = try ControlConnection(path: daemon.socketPath)
+        try later.send(#"{"id":1,"op":"begin","class":"short","app":"later"}"#)
+        later.close()
+        try daemon.awaitLog("control client gone: ending its interruption", after: control)
+        #expect(daemon.log[control...].filter { $0.contains("control client gone: ending its interruption") }.count == 1,
+                "\(daemon.log[control...])")
+        #expect(daemon.isRunning)
+    }
+
     @Test("half-closed: a request then shutdown(SHUT_WR) is answered, so is an unfinished last line, then the daemon closes; a connection left open stays open (control)")
     func halfClosed() throws {
         let daemon = try session.startDaemon()

@@ -59,6 +59,9 @@ final class ControlConnection {
         bytes.withUnsafeBytes { Foundation.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
     }
 
+    /// Closes the connection both ways at once, unread replies and all (the object stays, unusable).
+    func close() { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+
     /// Shuts down the writing side (a half-closed connection): the daemon reads an end of file.
     func closeWriting() { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
 
