@@ -15,6 +15,23 @@ public enum DaemonLaunch {
     /// The daemon-only executable, installed next to `audio-policyd`.
     public static let executableName = "audio-policyd-daemon"
 
+    /// This process's executable (`/proc/self/exe`): what `run` hands over from, and what the benchmark
+    /// and the soak start again as helpers.
+    public static func thisExecutable() -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// ``executableName`` in this executable's folder, if it is there and may be run (as `make install`,
+    /// `scripts/run` and `swift build` put it).
+    public static func daemonBesideThisExecutable() -> String? {
+        guard let me = thisExecutable() else { return nil }
+        let daemon = me.pathFolder + "/" + executableName
+        return access(daemon, X_OK) == 0 ? daemon : nil
+    }
+
     /// What the daemon does, for both executables' help.
     public static let abstract = "Run the daemon in the foreground: apply the policy to every playback stream, live."
     public static let discussion = """

@@ -37,7 +37,7 @@ struct ALSAConfig: ParsableCommand {
             printErrors(error)
             throw ExitCode.failure
         }
-        guard let library = plugin.map(Self.absolute) ?? ALSAConfiguration.installedPlugin(besides: Run.executablePath()) else {
+        guard let library = plugin.map(Self.absolute) ?? ALSAConfiguration.installedPlugin(besides: DaemonLaunch.thisExecutable()) else {
             StandardStream.error.write("""
                 audio-policyd: no \(ALSAConfiguration.libraryName) next to this program or in alsa-lib's plugin \
                 folder; build it with `make plugin` or name it with --plugin PATH\n

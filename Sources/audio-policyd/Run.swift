@@ -32,27 +32,12 @@ struct Run: ParsableCommand {
     func run() throws {
         let arguments = DaemonLaunch.Arguments(policy: policy, socket: control.socket, verbose: verbose,
                                                backend: backend, nowPlaying: nowPlaying)
-        if let daemon = Self.daemonExecutable() {
+        if let daemon = DaemonLaunch.daemonBesideThisExecutable() {
             Self.exec(daemon, arguments.commandLine)
         }
         let code = try DaemonLaunch.run(policy: policy, socket: control.socket, verbose: verbose, backend: backend,
                                         nowPlaying: nowPlaying)
         if code != 0 { throw ExitCode(code) }
-    }
-
-    /// `audio-policyd-daemon` in this executable's folder, if it is there and may be run.
-    static func daemonExecutable() -> String? {
-        guard let me = executablePath() else { return nil }
-        let daemon = me.pathFolder + "/" + DaemonLaunch.executableName
-        return access(daemon, X_OK) == 0 ? daemon : nil
-    }
-
-    /// This executable's path (`/proc/self/exe`).
-    static func executablePath() -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Replaces this process by `executable` with `arguments`; returns only if that failed (said on

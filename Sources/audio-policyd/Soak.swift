@@ -1,4 +1,5 @@
 import ArgumentParser
+import AudioPolicyDaemon
 import AudioPolicyTools
 import FoundationEssentials
 import FoundationGaps
@@ -74,8 +75,7 @@ struct Soak: ParsableCommand {
             atPath: (ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? "/nonexistent") + "/pulse/native") else {
             throw ValidationError("no sound server: set PULSE_SERVER (e.g. eval \"$(scripts/sound-server start pulseaudio DIR)\")")
         }
-        let executable = daemon ?? (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            ?? CommandLine.arguments[0]
+        let executable = daemon ?? DaemonLaunch.thisExecutable() ?? CommandLine.arguments[0]
         let workFolder = folder ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("audio-policyd-soak-\(getpid())").path
         var plan = SoakPlan(daemonExecutable: executable, folder: workFolder)

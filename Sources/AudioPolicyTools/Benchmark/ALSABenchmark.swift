@@ -1,4 +1,5 @@
 import ALSABackend
+import AudioPolicyDaemon
 import ControlProtocol
 import EventLoop
 import FoundationEssentials
@@ -136,17 +137,10 @@ public final class ALSABenchmark {
     }
 
     /// This executable (`audio-policyd`), for `bench-streams`.
-    static var benchCommand: [String] {
-        [(try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]]
-    }
+    static var benchCommand: [String] { [DaemonLaunch.thisExecutable() ?? CommandLine.arguments[0]] }
 
-    /// `audio-policyd-daemon` beside this executable (as `swift build`, `make install` and `scripts/run`
-    /// put it), else this executable's `run`.
-    static var daemonCommand: [String] {
-        let executable = benchCommand[0]
-        let sibling = String(executable[..<(executable.lastIndex(of: "/") ?? executable.startIndex)]) + "/audio-policyd-daemon"
-        return access(sibling, X_OK) == 0 ? [sibling] : [executable, "run"]
-    }
+    /// The daemon alone, `audio-policyd-daemon` beside this executable, else this executable's `run`.
+    static var daemonCommand: [String] { DaemonLaunch.daemonBesideThisExecutable().map { [$0] } ?? benchCommand + ["run"] }
 
     /// The last 40 lines of the daemon's log, for an error.
     static func tail(of log: String) -> String {

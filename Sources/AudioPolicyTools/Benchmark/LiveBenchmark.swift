@@ -211,8 +211,7 @@ public final class LiveBenchmark {
     }
 
     private func startGenerator(_ arguments: [String]) -> Bool {
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            ?? CommandLine.arguments[0]
+        let executable = DaemonLaunch.thisExecutable() ?? CommandLine.arguments[0]
         do {
             children.append(try ChildProcess([executable, "bench-streams"] + arguments,
                                              environment: ProcessInfo.processInfo.environment, log: "/dev/null"))

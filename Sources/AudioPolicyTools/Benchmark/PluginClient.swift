@@ -55,11 +55,6 @@ final class PluginClient {
         try send(.state(PluginMessage.State(state: state, muted: false, gain: 1, target: 1, position: 0)))
     }
 
-    /// Hangs up, as an ALSA client closing its PCM does: the daemon sees the stream end.
-    func hangUp() {
-        shutdown(fd, Int32(SHUT_RDWR))
-    }
-
     /// The next SET_GAIN within `timeout` seconds, and when it arrived (monotonic µs); meanwhile the
     /// stream plays as ``play(for:)`` says. Nil when none came.
     func nextGain(within timeout: Double) -> (gain: Float, at: UInt64)? {
