@@ -27,14 +27,10 @@ final class FocusTests {
 
     private func playFocus(policy: URL, ducks: Bool, wayland: Bool = false) throws {
         defer { try? FileManager.default.removeItem(at: policy.deletingLastPathComponent()) }
-        let display = try FocusDesktop.freeDisplay()
-        let xvfb = try Child(["Xvfb", display, "-nolisten", "tcp"])
-        defer { xvfb.kill() }
+        let (xvfb, display) = try FocusDesktop.startXvfb(changes: changes)
+        defer { xvfb.stop() }
         var environment = TestEnvironment.variables
         environment["DISPLAY"] = display
-        try changes.await("Xvfb on \(display)", timeout: 10) { () -> Probe<Void> in
-            FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(display.dropFirst())") ? .done(()) : .waiting("no socket")
-        }
         let openbox = try Child(["openbox"], environment: environment)
         defer { openbox.kill() }
         let daemon = try DaemonProcess(policy: policy.path, changes: changes,
@@ -123,13 +119,21 @@ enum FocusDesktop {
         }
     }
 
-    /// A display number nobody uses.
-    static func freeDisplay() throws -> String {
-        for number in 90..<200 where !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)")
-            && !FileManager.default.fileExists(atPath: "/tmp/.X\(number)-lock") {
-            return ":\(number)"
+    /// Starts an Xvfb on a display number it picks itself (`-displayfd`: it skips the ones in use and
+    /// takes over a lock whose process is gone); returns it once it accepts clients, with its `:N`.
+    ///
+    /// Stopped with SIGTERM (`Child.stop`, with signals at their defaults) it removes its lock and socket.
+    /// A SIGKILLed Xvfb leaves `/tmp/.XN-lock` behind; when this test chose its own number among 90..<200
+    /// and took any lock as taken, 110 of them left by earlier runs on one machine failed it.
+    static func startXvfb(changes: Changes) throws -> (Child, String) {
+        let output = Pipe()
+        let xvfb = try Child(["Xvfb", "-displayfd", "1", "-nolisten", "tcp"], standardOutput: output, defaultSignals: true)
+        let lines = LineLog(reading: output, changes: changes)
+        let number = try changes.await("Xvfb's display number", timeout: 10) { () throws -> Probe<String> in
+            guard xvfb.isRunning else { throw CommandFailure(description: "Xvfb exited with \(xvfb.exitCode ?? -1)") }
+            return lines.lines().first.map { .done($0.trimmingCharacters(in: .whitespaces)) } ?? .waiting("nothing written yet")
         }
-        throw CommandFailure(description: "no free X display number in 90..<200")
+        return (xvfb, ":\(number)")
     }
 
     /// The policy at `path` (in the package) with a first rule that makes the tones' mpv (`focusgame`,
