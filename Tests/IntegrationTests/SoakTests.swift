@@ -29,18 +29,21 @@ struct SoakTests {
             "--kill-every", "12s", "--restart-every", "14s", "--output-every", "6s", "--users-avoid-ramps",
             "--restart-server", "'\(script)' restart '\(server.directory)'",
         ], forgetting: false)
-        #expect(code == 0, "\(output)")
-        #expect(output.contains("violations: 0"), "\(output)")
         let restarts = Self.count(after: "server restarts: ", in: output)
         let kills = Self.count(after: "daemon kills (SIGKILL): ", in: output)
-        let checkpoints = Self.count(after: "checkpoints: ", in: output)
-        #expect(restarts >= 1 && kills >= 1, "restarts \(restarts), kills \(kills)\n\(output)")
-        #expect(checkpoints >= 3, "\(output)")
-        // Headsets came and went every way: lost with streams on them, a profile switch, left empty.
-        #expect(Self.count(after: "outputs: ", in: output) >= 3, "\(output)")
-        #expect(Self.count(after: "headsets (", in: output) >= 1, "no headset was lost with streams on it\n\(output)")
-        #expect(Self.count(after: "lost with streams on them, ", in: output) >= 1, "no profile switch\n\(output)")
-        #expect(Self.count(after: "streams: ", in: output) >= 100, "\(output)")
+        var wrong: [String] = []
+        if code != 0 { wrong.append("exit code \(code)") }
+        if !output.contains("violations: 0") { wrong.append("violations found") }
+        if restarts < 1 || kills < 1 { wrong.append("restarts \(restarts), kills \(kills)") }
+        if Self.count(after: "checkpoints: ", in: output) < 3 { wrong.append("fewer than 3 checkpoints") }
+        // Headsets came and went: lost with streams on them, and a profile switch (one left empty is not
+        // sure: a stream may start on it while the user moves the others away).
+        if Self.count(after: "outputs: ", in: output) < 3 { wrong.append("fewer than 3 headsets") }
+        if Self.count(after: "headsets (", in: output) < 1 { wrong.append("no headset was lost with streams on it") }
+        if Self.count(after: "lost with streams on them, ", in: output) < 1 { wrong.append("no profile switch") }
+        if Self.count(after: "streams: ", in: output) < 100 { wrong.append("fewer than 100 streams") }
+        // What is wrong comes last: a log that keeps only the end of a long message still shows it.
+        #expect(wrong.isEmpty, "\(output)\n→ \(wrong.joined(separator: "; "))")
     }
 
     @Test("control: a surviving stream left at another volume behind the user's back is found")

@@ -40,7 +40,12 @@ extension SoakRun {
             }
             return settled(checkpoint, at: now)
         }
-        guard now >= checkpoint.deadline else { return }
+        guard now >= checkpoint.deadline else {
+            // The churn's one timer may have been taken meanwhile (a lost app, the daemon back): the
+            // deadline must stay on it, or a checkpoint that never settles waits forever.
+            tick?.schedule(at: checkpoint.deadline)
+            return
+        }
         for problem in problems { violation("checkpoint \(checkpoint.number): \(problem)") }
         settled(checkpoint, at: now)
     }

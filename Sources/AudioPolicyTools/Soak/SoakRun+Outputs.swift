@@ -28,12 +28,15 @@ final class OutputEpisode {
     enum Step {
         /// Loaded, streams moved onto it; the ending is due.
         case playing
+        /// Unloaded; waiting for the mixer to hear the sink go (`since`: when it was unloaded), to know
+        /// every stream that was on it.
+        case going(sink: UInt32, since: UInt64)
         /// Lost; the user acts on these streams when it is due.
         case lost([UInt32])
-        /// The user moved the streams away; the headset goes when it is due (a second or two later: the
-        /// engine takes a move followed within 500 ms by the old sink's removal for the server's rescue
-        /// move, a known gap no person's hand is quick enough for).
-        case movedAway
+        /// The user moved these streams away (`tries` times); the headset goes when it is due (a second
+        /// or two later: the engine takes a move followed within 500 ms by the old sink's removal for the
+        /// server's rescue move, a known gap no person's hand is quick enough for).
+        case movedAway([UInt32], tries: Int)
     }
 
     let number: Int
@@ -43,8 +46,15 @@ final class OutputEpisode {
     /// The sink the user plays on otherwise, as the server named it before the headset came.
     let speakers: String
     var ending: Ending
+    /// The way it was meant to go (a profile switch's ending turns into the user's move away).
+    let planned: Ending
     var step = Step.playing
     var dueAt: UInt64
+
+    /// How long the soak waits for the mixer to hear a sink it unloaded go.
+    static let removalWait: UInt64 = 2_000_000
+    /// How often the user moves a stream that stays on the headset.
+    static let moveTries = 3
 
     init(number: Int, module: String, speakers: String, ending: Ending, dueAt: UInt64) {
         self.number = number
@@ -52,6 +62,7 @@ final class OutputEpisode {
         self.module = module
         self.speakers = speakers
         self.ending = ending
+        planned = ending
         self.dueAt = dueAt
     }
 
@@ -70,8 +81,10 @@ extension SoakRun {
         guard mixer.isReady else { return }
         guard let episode = output else {
             guard plan.outputInterval > 0, now >= nextOutput else { return }
-            nextOutput = now + random.around(seconds: plan.outputInterval)
-            return startOutput(now: now)
+            // A headset that cannot come now (no stream to move: the server just came back) comes soon
+            // after, rather than a whole interval later: a short run still sees every way it goes.
+            nextOutput = now + (startOutput(now: now) ? random.around(seconds: plan.outputInterval) : 500_000)
+            return
         }
         guard now >= episode.dueAt else { return }
         switch (episode.step, episode.ending) {
@@ -100,9 +113,23 @@ extension SoakRun {
                 episode.dueAt = now + 200_000
             }
         case (.playing, .lost):
-            let streams = streamsOn(episode)
-            guard pactl("unload-module \(episode.module)") != nil else { return abandon(episode) }
-            trace("headset \(episode.number) goes away with \(streams.map { "#\($0)" }.joined(separator: " "))")
+            unload(episode, now: now)
+        case let (.going(sink, since), ending):
+            guard mixer.removedSinks.contains(sink) || now - since > OutputEpisode.removalWait else {
+                episode.dueAt = now + 100_000
+                return
+            }
+            let streams = mixer.stopWatching(sink: sink).filter { levels.level(of: $0) != nil }.sorted()
+            let list = streams.isEmpty ? "nothing" : streams.map { "#\($0)" }.joined(separator: " ")
+            if ending == .userMovesAway, streams.isEmpty {
+                trace("headset \(episode.number) goes with nothing on it")
+                report.outputsLeftEmpty += 1
+                output = nil
+                return
+            }
+            // A stream started on it meanwhile (it was the default), or the move did not hold: that is a
+            // loss too, and the user acts.
+            trace("headset \(episode.number) goes away with \(list)")
             report.outputsLost += 1
             episode.step = .lost(streams)
             episode.dueAt = now + 2_000_000
@@ -119,46 +146,70 @@ extension SoakRun {
             episode.module = module
             trace("headset \(episode.number) switches profile (module \(module)), \(streams.map { "#\($0)" }.joined(separator: " ")) moved back")
             report.outputProfileSwitches += 1
+            endingDone(.profileSwitch)
             // Later the user takes the streams back to the speakers.
             episode.ending = .userMovesAway
             episode.dueAt = now + UInt64(Double.random(in: 1.5...3, using: &random) * 1_000_000)
         case (.playing, .userMovesAway):
             let streams = streamsOn(episode)
-            let moves = streams.map { "{ pactl move-sink-input \($0) \(episode.speakers) || true; }; " }.joined()
-            _ = pactl(raw: moves + "true")
-            trace("user moves \(streams.map { "#\($0)" }.joined(separator: " ")) to the speakers")
-            episode.step = .movedAway
+            moveToSpeakers(streams, episode)
+            episode.step = .movedAway(streams, tries: 1)
             episode.dueAt = now + UInt64(Double.random(in: 1...2, using: &random) * 1_000_000)
-        case (.movedAway, _):
-            let left = streamsOn(episode)
-            _ = pactl("unload-module \(episode.module)")
-            trace("headset \(episode.number) goes with \(left.isEmpty ? "nothing" : left.map { "#\($0)" }.joined(separator: " ")) on it")
-            if left.isEmpty {
-                report.outputsLeftEmpty += 1
-                output = nil
-            } else {
-                // A stream started on it meanwhile (it was the default): that is a loss, and the user acts.
-                report.outputsLost += 1
-                episode.step = .lost(left)
-                episode.dueAt = now + 2_000_000
+        case let (.movedAway(moved, tries), _):
+            // As in a mixer, the user sees a stream the move did not take (WirePlumber 0.4 now and then
+            // keeps one where its app asked) and moves it again.
+            let stayed = streamsOn(episode).filter(moved.contains)
+            if !stayed.isEmpty, tries < OutputEpisode.moveTries {
+                moveToSpeakers(stayed, episode)
+                episode.step = .movedAway(moved, tries: tries + 1)
+                episode.dueAt = now + 800_000
+                return
             }
+            if episode.planned == .userMovesAway { endingDone(.userMovesAway) }
+            unload(episode, now: now)
         }
     }
 
+    /// The user moves `streams` from the episode's headset to the speakers.
+    func moveToSpeakers(_ streams: [UInt32], _ episode: OutputEpisode) {
+        let moves = streams.map { "{ pactl move-sink-input \($0) \(episode.speakers) || true; }; " }.joined()
+        _ = pactl(raw: moves + "true")
+        trace("user moves \(streams.map { "#\($0)" }.joined(separator: " ")) to the speakers")
+    }
+
+    /// The headset goes: its sink is unloaded, watched until the mixer hears it go.
+    func unload(_ episode: OutputEpisode, now: UInt64) {
+        guard let sink = sinkIndex(named: episode.sinkName) else { return abandon(episode) }
+        mixer.watch(sink: sink)
+        guard pactl("unload-module \(episode.module)") != nil else {
+            _ = mixer.stopWatching(sink: sink)
+            return abandon(episode)
+        }
+        if episode.ending == .lost { endingDone(.lost) }
+        episode.step = .going(sink: sink, since: now)
+        episode.dueAt = now + 100_000
+    }
+
+    /// An episode ended the way it was meant to: the next one takes the way done least so far, so a short
+    /// run has every way although a server restart abandons an episode now and then.
+    func endingDone(_ ending: OutputEpisode.Ending) {
+        outputEndings[ending, default: 0] += 1
+    }
+
     /// A headset arrives and the user moves one to three live streams onto it (the music app's first:
-    /// they live through checkpoints).
-    func startOutput(now: UInt64) {
+    /// they live through checkpoints). False if none could come (no live stream, or pactl failed).
+    func startOutput(now: UInt64) -> Bool {
         var live = levels.streams.keys.filter { mixer.streams[$0] != nil }.sorted()
         if plan.fault == .userIgnoresLoss {
             // The fault needs a loss the rules call for: streams that play (a corked one is not heard).
             live = live.filter { index in appOfStream[index].flatMap { apps[$0] }.map { !$0.isCorked } ?? false }
         }
-        guard !live.isEmpty, let speakers = pactl("get-default-sink").flatMap(Self.firstWord) else { return }
+        guard !live.isEmpty, let speakers = pactl("get-default-sink").flatMap(Self.firstWord) else { return false }
         nextOutputNumber += 1
         let number = nextOutputNumber
         let sinkName = "soak_headset_\(number)"
         guard let module = pactl(raw: "pactl load-module module-null-sink sink_name=\(sinkName) "
-            + "'sink_properties=\"\(OutputEpisode.properties(number: number))\"'").flatMap(Self.firstWord) else { return }
+            + "'sink_properties=\"\(OutputEpisode.properties(number: number))\"'").flatMap(Self.firstWord) else { return false }
         let music = live.filter { index in appOfStream[index].flatMap { apps[$0] }?.kind == .music }
         let others = live.filter { !music.contains($0) }
         let count = Int.random(in: 1...3, using: &random)
@@ -166,14 +217,15 @@ extension SoakRun {
         let script = Self.keepDefault(speakers) + "; "
             + moved.map { "{ pactl move-sink-input \($0) \(sinkName) || true; }; " }.joined() + "true"
         _ = pactl(raw: script)
-        // Each way in turn, so that a short run has them all.
-        let endings = OutputEpisode.Ending.allCases
-        let ending = plan.fault == .userIgnoresLoss ? .lost : endings[(number - 1) % endings.count]
+        // The way done least so far, so that a short run has them all.
+        let least = OutputEpisode.Ending.allCases.min { outputEndings[$0, default: 0] < outputEndings[$1, default: 0] } ?? .lost
+        let ending = plan.fault == .userIgnoresLoss ? .lost : least
         let episode = OutputEpisode(number: number, module: module, speakers: speakers, ending: ending,
                                     dueAt: now + UInt64(Double.random(in: 1...3, using: &random) * 1_000_000))
         output = episode
         report.outputs += 1
         trace("headset \(number) (module \(module)) arrives; user moves \(moved.map { "#\($0)" }.joined(separator: " ")) onto it; it will end: \(ending)")
+        return true
     }
 
     /// A script that sets the server's default sink back to `speakers` if a new sink took it (PipeWire

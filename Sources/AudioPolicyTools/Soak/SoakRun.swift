@@ -74,6 +74,8 @@ public final class SoakRun {
     var output: OutputEpisode?
     var nextOutput: UInt64 = .max
     var nextOutputNumber = 0
+    /// How many output episodes ended each way.
+    var outputEndings: [OutputEpisode.Ending: Int] = [:]
     var checkpointCount = 0
     /// Whether the saved entries that predate the soak were read (apps start only then).
     var adoptedEntries = false

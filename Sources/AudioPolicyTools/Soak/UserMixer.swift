@@ -13,6 +13,10 @@ final class UserMixer {
     private(set) var levelChangedAt: [UInt32: UInt64] = [:]
     /// Called whenever a stream appears, changes or goes, and when the connection is ready again.
     var onChange: () -> Void = {}
+    /// For each watched sink, every stream seen on it since the watch began.
+    private var seenOn: [UInt32: Set<UInt32>] = [:]
+    /// Watched sinks whose removal has been reported.
+    private(set) var removedSinks: Set<UInt32> = []
 
     private let loop: MainLoop
     private let connection: PulseConnection
@@ -27,14 +31,20 @@ final class UserMixer {
             switch news {
             case let .initialStreams(list):
                 streams = Dictionary(list.map { ($0.index, $0) }, uniquingKeysWith: { $1 })
+                list.forEach(noteSink)
             case let .streamAdded(stream):
                 streams[stream.index] = stream
+                noteSink(of: stream)
             case let .streamChanged(stream):
                 if stream.levelChange != .none { levelChangedAt[stream.index] = MainLoop.monotonicMicroseconds() }
                 streams[stream.index] = stream
+                noteSink(of: stream)
             case let .streamRemoved(index):
                 streams[index] = nil
                 levelChangedAt[index] = nil
+            case let .sinkRemoved(index):
+                guard seenOn[index] != nil else { return }
+                removedSinks.insert(index)
             case .state(.failed), .state(.terminated):
                 streams = [:]
                 retry?.schedule(after: Self.retryInterval)
@@ -45,6 +55,27 @@ final class UserMixer {
             onChange()
         }
         retry = MainLoop.Timer(loop: loop) { [unowned self] in connection.connect() }
+    }
+
+    /// Starts noting every stream seen on sink `index`, from those on it now.
+    ///
+    /// What a sink had on it when it went cannot be read just before it goes: on PipeWire, WirePlumber
+    /// now and then puts a stream the user just moved away back on the sink it came from, and the news
+    /// of that may still be on its way when the soak unloads the sink. The daemon sees it, so the soak's
+    /// user must too.
+    func watch(sink index: UInt32) {
+        seenOn[index] = Set(streams.values.filter { $0.sinkIndex == index }.map(\.index))
+        removedSinks.remove(index)
+    }
+
+    /// Ends the watch of sink `index`: every stream seen on it meanwhile (some may have gone since).
+    func stopWatching(sink index: UInt32) -> Set<UInt32> {
+        removedSinks.remove(index)
+        return seenOn.removeValue(forKey: index) ?? []
+    }
+
+    private func noteSink(of stream: SinkInput) {
+        seenOn[stream.sinkIndex]?.insert(stream.index)
     }
 
     /// Whether the connection is ready and has taken in the server's streams.
