@@ -55,6 +55,8 @@ final class OutputEpisode {
     static let removalWait: UInt64 = 2_000_000
     /// How often the user moves a stream that stays on the headset.
     static let moveTries = 3
+    /// How long after the last of the user's moves landed the headset goes, at the least.
+    static let afterMove: UInt64 = 1_000_000
 
     init(number: Int, module: String, speakers: String, ending: Ending, dueAt: UInt64) {
         self.number = number
@@ -163,6 +165,15 @@ extension SoakRun {
                 moveToSpeakers(stayed, episode)
                 episode.step = .movedAway(moved, tries: tries + 1)
                 episode.dueAt = now + 800_000
+                return
+            }
+            // The headset goes a while after the moves landed: the engine takes a move followed within
+            // 500 ms by the old sink's removal for the server's rescue move, and WirePlumber can take a
+            // second to carry out a move on a loaded machine (seen: moved at 38.9 s, unplugged at 39.7 s,
+            // and the daemon rightly took the streams for lost).
+            let landed = moved.compactMap { mixer.sinkChangedAt[$0] }.max() ?? 0
+            if landed + OutputEpisode.afterMove > now {
+                episode.dueAt = landed + OutputEpisode.afterMove
                 return
             }
             if episode.planned == .userMovesAway { endingDone(.userMovesAway) }

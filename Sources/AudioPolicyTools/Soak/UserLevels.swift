@@ -92,6 +92,10 @@ struct UserLevels {
         streams[index] = Level(volume: own, muted: false, alternatives: alternatives, eitherMute: eitherMute)
         if let key {
             keys[index] = key
+            // The key's first start is at a level the server saved for it before the soak, whatever its own
+            // level is taken to be: later streams of the key may start there too (pipewire-pulse does not
+            // read back everything WirePlumber saved, so `adopt` may not have had it).
+            if firstOfKey, !silent { remember(level.volume, for: key) }
             remember(own, for: key)
         }
         return problem

@@ -13,6 +13,8 @@ final class UserMixer {
     private(set) var levelChangedAt: [UInt32: UInt64] = [:]
     /// Called whenever a stream appears, changes or goes, and when the connection is ready again.
     var onChange: () -> Void = {}
+    /// When each stream was last seen on another sink than before (monotonic µs).
+    private(set) var sinkChangedAt: [UInt32: UInt64] = [:]
     /// For each watched sink, every stream seen on it since the watch began.
     private var seenOn: [UInt32: Set<UInt32>] = [:]
     /// Watched sinks whose removal has been reported.
@@ -37,11 +39,15 @@ final class UserMixer {
                 noteSink(of: stream)
             case let .streamChanged(stream):
                 if stream.levelChange != .none { levelChangedAt[stream.index] = MainLoop.monotonicMicroseconds() }
+                if let old = streams[stream.index], old.sinkIndex != stream.sinkIndex {
+                    sinkChangedAt[stream.index] = MainLoop.monotonicMicroseconds()
+                }
                 streams[stream.index] = stream
                 noteSink(of: stream)
             case let .streamRemoved(index):
                 streams[index] = nil
                 levelChangedAt[index] = nil
+                sinkChangedAt[index] = nil
             case let .sinkRemoved(index):
                 guard seenOn[index] != nil else { return }
                 removedSinks.insert(index)
