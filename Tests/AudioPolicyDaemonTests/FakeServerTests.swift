@@ -81,6 +81,8 @@ struct FakeServerTests {
         let recorded = try #require(journalAtFirstWrite?.first { $0.sinkInput == music },
                                     "no journal entry for the music when its first volume write left")
         #expect(recorded.ownVolume == own)
+        // The level its duck settles at, for the next run's recovery: navigation's -20 dB.
+        #expect(recorded.duckLevels.map { $0.count == 1 && abs($0[0] - 0.1) < 1e-9 } == true, "\(recorded)")
         let down = volumeWrites(to: music)
         #expect(down.count >= 2, "the duck was a jump, not a ramp: \(down)")
         #expect(zip(down, down.dropFirst()).allSatisfy { $1.values.sum <= $0.values.sum }, "not stepping down: \(down)")

@@ -52,22 +52,40 @@ struct SavedWritesTests {
     func recoveredFromTheJournal() {
         var writes = SavedWrites()
         let entry = JournalEntry(sinkInput: 7, restoreID: key, application: "music", pid: 42, volume: own.values,
-                                 channelMap: [1, 2], muted: false, policyMuted: true)
-        writes.recovered([entry], duckLevels: [0.1, 0.2, 1])
+                                 channelMap: [1, 2], muted: false, policyMuted: true, duckLevels: [0.1, 0.2])
+        writes.recovered([entry])
         #expect(writes.origin(of: own.scaled(by: 0.1), muted: false, key: key)?.own.values == own.values)
         #expect(writes.origin(of: own.scaled(by: 0), muted: true, key: key)?.mutedByUs == true)
         #expect(writes.origin(of: ChannelVolumes(values: [30000, 40000]), muted: false, key: key) == nil,
                 "not a copy of the own level scaled by one factor: the user's")
     }
 
+    @Test("an earlier run's ducks are the levels its journal names, not others (control: a journal of an older version names none, and only its fade-out is known)")
+    func recoveredDuckLevelsAreTheJournals() {
+        var writes = SavedWrites()
+        let balanced: [UInt32] = [50000, 50000]
+        let entry = JournalEntry(sinkInput: 7, restoreID: key, application: "music", pid: 42, volume: balanced,
+                                 channelMap: [1, 2], muted: false, duckLevels: [0.25])
+        let older = JournalEntry(sinkInput: 8, restoreID: "sink-input-by-media-role:event", application: "bell", pid: 43,
+                                 volume: balanced, channelMap: [1, 2], muted: false, policyMuted: true)
+        writes.recovered([entry, older])
+        let own = ChannelVolumes(values: balanced)
+        #expect(writes.origin(of: own.scaled(by: 0.25), muted: false, key: key)?.own.values == balanced)
+        #expect(writes.origin(of: own.scaled(by: 0.1), muted: false, key: key) == nil, "a level that run never ducked to")
+        let event = "sink-input-by-media-role:event"
+        #expect(writes.origin(of: own.scaled(by: 0.25), muted: false, key: event) == nil)
+        #expect(writes.origin(of: own.scaled(by: 0), muted: true, key: event)?.mutedByUs == true)
+    }
+
     @Test("an earlier run's ramp step (any common factor) is ours when the own level is unbalanced, never when balanced")
     func earlierRampSteps() {
         var writes = SavedWrites()
         let unbalanced = JournalEntry(sinkInput: 7, restoreID: key, application: "music", pid: 42,
-                                      volume: [24723, 45186], channelMap: [1, 2], muted: false, policyMuted: true)
+                                      volume: [24723, 45186], channelMap: [1, 2], muted: false, policyMuted: true,
+                                      duckLevels: [0.1])
         let balanced = JournalEntry(sinkInput: 8, restoreID: "sink-input-by-media-role:event", application: "bell", pid: 43,
-                                    volume: [50000, 50000], channelMap: [1, 2], muted: false)
-        writes.recovered([unbalanced, balanced], duckLevels: [0.1])
+                                    volume: [50000, 50000], channelMap: [1, 2], muted: false, duckLevels: [0.1])
+        writes.recovered([unbalanced, balanced])
         let step = ChannelVolumes(values: [4332, 7918])
         #expect(writes.origin(of: step, muted: false, key: key)?.own.values == [24723, 45186])
         #expect(writes.origin(of: ChannelVolumes(values: [4332, 9000]), muted: false, key: key) == nil, "not one factor")
@@ -95,8 +113,8 @@ struct SavedWritesTests {
     func recoveredMuteNeedsTheLevel() {
         var writes = SavedWrites()
         let entry = JournalEntry(sinkInput: 7, restoreID: key, application: "music", pid: 42, volume: own.values,
-                                 channelMap: [1, 2], muted: false, policyMuted: true)
-        writes.recovered([entry], duckLevels: [0.1])
+                                 channelMap: [1, 2], muted: false, policyMuted: true, duckLevels: [0.1])
+        writes.recovered([entry])
         // A stream the user muted, alive through the daemon's restart (the soak's stream #169).
         #expect(writes.origin(of: ChannelVolumes(values: [40783, 64330]), muted: true, key: key) == nil)
         // Control: the earlier run's fade-out end, muted, is ours; its duck is ours with the user's mute.

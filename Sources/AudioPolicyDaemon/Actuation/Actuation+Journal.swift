@@ -59,7 +59,7 @@ extension Actuation {
             report(journal.remove(index))
             return
         }
-        report(journal.record(live.journalEntry(pausedPlayers: players)))
+        report(journal.record(live.journalEntry(pausedPlayers: players, duckLevels: duckLevels)))
     }
 
     /// A journal log grown long is compacted on a later turn of the loop, once the requests of the change
@@ -77,13 +77,13 @@ extension Actuation {
     /// costs one `write(2)`. Call after the stream's news was acted on.
     func prepareJournalEntry(_ index: UInt32) {
         guard let store = journal.store, let live = streams[index] else { return }
-        store.prepare(live.journalEntry(pausedPlayers: journal[index]?.pausedPlayers ?? []))
+        store.prepare(live.journalEntry(pausedPlayers: journal[index]?.pausedPlayers ?? [], duckLevels: duckLevels))
     }
 
     /// Before asking `player` to pause for the stream.
     func journalPausing(_ index: UInt32, player: PlayerID) {
         guard let live = streams[index] else { return }
-        var entry = journal[index] ?? live.journalEntry(pausedPlayers: [])
+        var entry = journal[index] ?? live.journalEntry(pausedPlayers: [], duckLevels: duckLevels)
         guard !entry.pausedPlayers.contains(player.rawValue) else { return }
         entry.pausedPlayers.append(player.rawValue)
         report(journal.record(entry))

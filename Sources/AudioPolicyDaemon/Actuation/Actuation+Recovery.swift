@@ -18,7 +18,7 @@ extension Actuation {
     func recoverFromJournal(_ inputs: [SinkInput], completion: @escaping () -> Void) -> [SinkInput] {
         let entries = journal.beginRecovery()
         // Streams that started while no daemon ran may have been given its ducks.
-        restore.recovered(entries, duckLevels: reading.engine.policy.classes.values.map(\.duck.linear))
+        restore.recovered(entries)
         guard !entries.isEmpty, let server else {
             completion()
             return inputs

@@ -81,6 +81,6 @@ extension Actuation {
     func repairSavedEntry(of live: LiveStream) {
         guard live.input.restoreID != nil, !live.input.volumePending else { return }
         let index = live.input.index
-        restore.repair([live.journalEntry(pausedPlayers: [])]) { [weak self] _ in self?.journalRepairSent(index) }
+        restore.repair([live.journalEntry(pausedPlayers: [], duckLevels: duckLevels)]) { [weak self] _ in self?.journalRepairSent(index) }
     }
 }

@@ -20,6 +20,10 @@ final class Actuation {
     /// Every sink input the server has told of, by index.
     private(set) var streams: [UInt32: LiveStream] = [:]
     private(set) var ramps = RampStepper()
+    /// Every factor strictly between 0 and 1 this run has ducked a stream to (ascending): journaled with
+    /// each entry, for the next run's recovery (``JournalEntry/duckLevels``). Kept run-wide, not per
+    /// stream, so that an entry prepared ahead still matches when its first duck is recorded.
+    private(set) var duckLevels: [Double] = []
     /// The server's saved levels: what it may have saved of our writes, and their repairs.
     let restore: StreamRestore
     /// What the daemon has changed and not yet put back, on disk (Actuation+Journal).
@@ -79,6 +83,13 @@ final class Actuation {
         compactJournalLater()
     }
 
+    /// Notes a ramp's target among the run's duck levels.
+    private func noteDuckLevel(_ level: Double) {
+        guard level > 0, level < 1, !duckLevels.contains(level) else { return }
+        duckLevels.append(level)
+        duckLevels.sort()
+    }
+
     /// Takes one command into the stream table (and the journal's batch); what it asks of the server or
     /// a player is appended to `requests`, sent once the batch is on record. Now Playing and decisions
     /// are publication's.
@@ -88,6 +99,7 @@ final class Actuation {
         case let .ramp(id, from, to, duration):
             guard let index = index(of: id) else { return }
             ramps.start(index, Ramp(from: from, to: to, start: now, duration: duration))
+            noteDuckLevel(to)
             journalSync(index)
         case let .mute(id, from, fade):
             guard let index = index(of: id) else { return }
@@ -97,6 +109,7 @@ final class Actuation {
         case let .unmute(id, to, fade):
             guard let index = index(of: id) else { return }
             streams[index]?.policyMuted = false
+            noteDuckLevel(to)
             ramps.start(index, Ramp(from: 0, to: to, start: now, duration: fade))
             journalSync(index)
             requests.append { [unowned self] in

@@ -72,12 +72,13 @@ struct SavedWrites {
     /// What an earlier run left changed (its journal): it wrote to those streams too, and the server
     /// may have saved those writes for their keys and given them to streams that started while no
     /// daemon ran. Only the levels a change settles at are known: each stream's own level at each of
-    /// the policy's `duckLevels` (linear), and faded out and muted if the policy muted it.
-    mutating func recovered(_ entries: [JournalEntry], duckLevels: [Double]) {
+    /// the levels that run ducked to (``JournalEntry/duckLevels``), and faded out and muted if the policy
+    /// muted it.
+    mutating func recovered(_ entries: [JournalEntry]) {
         for entry in entries where !entry.volume.isEmpty {
             if let key = entry.restoreID { earlier[key, default: []].append(entry) }
             let own = entry.ownVolume
-            for level in Set(duckLevels) where level < 1 {
+            for level in Set(entry.duckLevels ?? []) where level > 0 && level < 1 {
                 wrote(own.scaled(by: level), key: entry.restoreID, own: own)
             }
             // Its fade-out's end and the mute that came with it. Not "our mute is the key's newest":

@@ -59,9 +59,9 @@ final class StreamRestore {
     }
 
     /// An earlier run's journal, before its streams are restored: what it wrote may be saved too.
-    func recovered(_ entries: [JournalEntry], duckLevels: [Double]) {
+    func recovered(_ entries: [JournalEntry]) {
         repairing = []
-        writes.recovered(entries, duckLevels: duckLevels)
+        writes.recovered(entries)
     }
 
     // MARK: - A new stream

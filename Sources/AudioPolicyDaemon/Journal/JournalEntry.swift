@@ -26,9 +26,17 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     public var policyMuted: Bool
     /// The MPRIS players the policy paused for this stream, meaning to resume them.
     public var pausedPlayers: [String]
+    /// Every factor below 1 the daemon had ducked a stream to when the entry was written (ascending).
+    ///
+    /// Its ramps settled at those, and the server may have saved one of them for the stream's key
+    /// (module-stream-restore) and given it to a stream that started while no daemon ran: recovery takes
+    /// a start at one of them for ours. Written down rather than read from the policy the next run has
+    /// loaded, which may not be the one that ducked. Nil in journals written before it was kept.
+    public var duckLevels: [Double]?
 
     public init(sinkInput: UInt32, restoreID: String?, application: String?, pid: Int?, volume: [UInt32],
-                channelMap: [Int32], muted: Bool, policyMuted: Bool = false, pausedPlayers: [String] = []) {
+                channelMap: [Int32], muted: Bool, policyMuted: Bool = false, pausedPlayers: [String] = [],
+                duckLevels: [Double]? = nil) {
         self.sinkInput = sinkInput
         self.restoreID = restoreID
         self.application = application
@@ -38,6 +46,7 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         self.muted = muted
         self.policyMuted = policyMuted
         self.pausedPlayers = pausedPlayers
+        self.duckLevels = duckLevels
     }
 
     /// The user's own volume with its channel map.
@@ -78,11 +87,12 @@ public struct JournalEntry: Codable, Hashable, Sendable {
 
 extension JournalEntry {
     /// The entry for `input` as it is now, with `ownVolume` as the user's volume.
-    init(_ input: SinkInput, ownVolume: ChannelVolumes, policyMuted: Bool, pausedPlayers: [String]) {
+    init(_ input: SinkInput, ownVolume: ChannelVolumes, policyMuted: Bool, pausedPlayers: [String],
+         duckLevels: [Double]) {
         self.init(sinkInput: input.index, restoreID: input.restoreID, application: input.applicationName,
                   pid: input.properties["application.process.id"].flatMap { Int($0) },
                   volume: ownVolume.values, channelMap: ownVolume.channelMap,
                   muted: policyMuted ? false : input.muted, policyMuted: policyMuted,
-                  pausedPlayers: pausedPlayers)
+                  pausedPlayers: pausedPlayers, duckLevels: duckLevels)
     }
 }
