@@ -99,7 +99,7 @@ public final class Daemon {
         live = LiveEngine(Engine(policy: options.policy))
         players = MediaPlayers(loop: loop, log: log, outbox: outbox)
         let journal = Journal(store: options.journalPath.map { JournalStore(path: $0, durableCopy: options.journalDurableCopy) })
-        actuation = Actuation(loop: loop, log: log, clock: clock, reading: live, players: players, journal: journal)
+        actuation = Actuation(loop: loop, log: log, clock: clock, players: players, journal: journal)
         serverIntake = ServerIntake(loop: loop, log: log, makeServer: server, actuation: actuation, players: players)
         publication = Publication(log: log, clock: clock, reading: live, actuation: actuation, players: players,
                                   outbox: outbox)

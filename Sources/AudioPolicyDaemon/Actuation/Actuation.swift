@@ -14,7 +14,6 @@ final class Actuation {
     let loop: MainLoop
     var log: Logger
     let clock: DaemonClock
-    unowned let reading: any EngineReading
     let players: MediaPlayers
 
     /// Every sink input the server has told of, by index.
@@ -40,12 +39,10 @@ final class Actuation {
     /// Events found while acting, for the engine on the next turn of the loop.
     var feedLater: (Event) -> Void = { _ in }
 
-    init(loop: MainLoop, log: Logger, clock: DaemonClock, reading: any EngineReading, players: MediaPlayers,
-         journal: Journal) {
+    init(loop: MainLoop, log: Logger, clock: DaemonClock, players: MediaPlayers, journal: Journal) {
         self.loop = loop
         self.log = log
         self.clock = clock
-        self.reading = reading
         self.players = players
         self.journal = journal
         self.restore = StreamRestore(log: log)
