@@ -10,9 +10,14 @@ public enum JSONNesting {
     /// the decoder's 512.
     public static let limit = 64
 
-    /// Whether `bytes` opens more than ``limit`` arrays or objects inside each other; brackets in
+    /// The deepest nesting accepted from a compositor's window tree (sway's GET_TREE: two levels per
+    /// container): deep enough for any layout a person makes, still below the decoder's 512.
+    public static let treeLimit = 400
+
+    /// Whether `bytes` opens more than `limit` arrays or objects inside each other; brackets in
     /// strings (escapes included) do not count.
-    public static func isTooDeep<Bytes: Sequence>(_ bytes: Bytes) -> Bool where Bytes.Element == UInt8 {
+    public static func isTooDeep<Bytes: Sequence>(_ bytes: Bytes, limit: Int = limit) -> Bool
+    where Bytes.Element == UInt8 {
         var depth = 0
         var inString = false
         var escaped = false

@@ -51,6 +51,17 @@ import Testing
         #expect(reader.events(for: .init(type: SwayIPCMessage.windowEvent, json: #"{"change": "title", "container": \#(window)}"#)) == [])
     }
 
+    @Test("a reply nested past the decoder's limit and cut off there says nothing and does not crash (control: a deep but whole tree within the limit is read)")
+    func tooDeepTreeIsRefused() {
+        var reader = SwayFocus.Reader()
+        let cutOff = #"{"id": 1, "type": "root", "nodes": "# + String(repeating: "[", count: 512)
+        #expect(reader.events(for: .init(type: SwayIPCMessage.getTree, json: cutOff)) == [])
+        // 150 containers inside each other (300 levels), the innermost a focused window.
+        var tree = #"{"id": 500, "type": "con", "pid": 77, "app_id": "deep", "focused": true, "nodes": []}"#
+        for id in 0..<150 { tree = #"{"id": \#(id), "type": "con", "focused": false, "nodes": [\#(tree)]}"# }
+        #expect(reader.events(for: .init(type: SwayIPCMessage.getTree, json: tree)) == [.focus(AppIdentity(pid: 77, name: "deep"))])
+    }
+
     @Test("an i3 or Xwayland window (no pid, no app_id) is its X11 class")
     func xwaylandWindowIsItsClass() {
         var reader = SwayFocus.Reader()

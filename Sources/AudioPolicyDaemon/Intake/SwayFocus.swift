@@ -1,4 +1,5 @@
 import AudioPolicy
+import ControlProtocol
 import EventLoop
 import FoundationEssentials
 import FoundationGaps
@@ -100,6 +101,8 @@ final class SwayFocus {
 
         /// The engine events one message stands for (none for most).
         mutating func events(for message: SwayIPCMessage) -> [Event] {
+            // Foundation's decoder traps on a text cut off at its nesting limit (see JSONNesting).
+            guard !JSONNesting.isTooDeep(message.payload, limit: JSONNesting.treeLimit) else { return [] }
             let decoder = JSONDecoder()
             let data = Data(message.payload)
             switch message.type {
@@ -168,9 +171,15 @@ final class SwayFocus {
 
         private var children: [Node] { (nodes ?? []) + (floating_nodes ?? []) }
 
+        /// The node with focus at any depth, each node looked at once. (`children.lazy.compactMap(…).first`
+        /// computed each child's answer twice, once to find the first and once to return it: 2^depth
+        /// visits, and a 150-deep tree never finished.)
         var focusedNode: Node? {
             if focused == true { return self }
-            return children.lazy.compactMap(\.focusedNode).first
+            for child in children {
+                if let found = child.focusedNode { return found }
+            }
+            return nil
         }
 
         /// The window's app: its process (named by its app id or X11 class), else the name alone, else
