@@ -140,12 +140,6 @@ final class ServerIntake {
         // Created corked, it is no sound yet: it interrupts nothing until it first plays.
         feed(.streamStarted(id, input.properties, player: players.playerForNewStream(input), playing: !input.corked))
         feed(.streamMoved(id, to: OutputID(sink: input.sinkIndex)))
-        if input.muted, !savedStart.mutedByUs {
-            // Muted before we knew it: by its user while no daemon ran, or by the server restoring the mute
-            // the user gave its app or role. The mute is theirs; unheard of, a call would "mute" it again
-            // and unmute it when the call ends (found by the soak).
-            feed(.userMute(id, true))
-        }
         actuation.streamDecided(input.index, savedStart)
         if !input.corked, players.isPlaying(input.index) {
             // Its player already says Playing (a new track's stream): the engine hears it, and the app
