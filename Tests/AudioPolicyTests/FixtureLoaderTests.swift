@@ -92,6 +92,7 @@ struct FixtureLoaderTests {
             [[event]]
             at = 500
             start = "beep"
+            muted = true
 
             [[event]]
             at = 500
@@ -119,9 +120,9 @@ struct FixtureLoaderTests {
             (400, 43, .event(.playback(music, playing: true))),
             (400, 47, .event(.streamChanged(music, ["media.role": "video"]))),
             (450, 52, .expect(.stream(music, state: .ducked, volume: 0.2, muted: false))),
-            (500, 59, .event(.streamStarted("beep", [:], player: nil))),
-            (500, 63, .event(.streamEnded(music))),
-            (1000, 67, .expect(.nowPlaying(nil))),
+            (500, 59, .event(.streamStarted("beep", [:], player: nil, muted: true))),
+            (500, 64, .event(.streamEnded(music))),
+            (1000, 68, .expect(.nowPlaying(nil))),
         ]
         try #require(fixture.steps.count == expected.count)
         for (step, (at, line, action)) in zip(fixture.steps, expected) {
@@ -143,7 +144,7 @@ struct FixtureLoaderTests {
             """, file: "f.toml")
         #expect(fixture.steps.map(summary) == [
             "0 @1: streamEnded(b)",
-            "10 @1: streamStarted(a, [:], player: nil, playing: true)",
+            "10 @1: streamStarted(a, [:], player: nil, playing: true, muted: false)",
         ])
         #expect(fixture.steps.map(\.location.column) == [36, 10])
     }
@@ -202,10 +203,10 @@ struct FixtureLoaderTests {
             at = 0
             start = "a"
             level = 0.5
-            muted = true
+            class = "short"
             """, errors: [
                 "4:1: `level` does not go with `start`",
-                "5:1: `muted` does not go with `start`",
+                "5:1: `class` does not go with `start`",
             ]),
         Bad(name: "required keys missing", text: """
             [[event]]

@@ -31,14 +31,13 @@ extension Engine {
                 continue
             }
             events.append((started, .streamStarted(stream.id, stream.properties, player: stream.player,
-                                                   playing: stream.hasPlayed)))
+                                                   playing: stream.hasPlayed, muted: stream.userMuted)))
             if let output = stream.output { events.append((started, .streamMoved(stream.id, to: output))) }
             if !stream.audibility.audible {
                 if stream.audibility.heard { events.append((started, .audibility(stream.id, audible: true))) }
                 events.append((stream.audibility.heard ? now : started, .audibility(stream.id, audible: false)))
             }
             if !stream.playing { events.append((now, .playback(stream.id, playing: false))) }
-            if stream.userMuted { events.append((now, .userMute(stream.id, true))) }
         }
         return events.sorted { $0.at < $1.at }
     }

@@ -42,11 +42,12 @@ public struct Engine: Sendable {
         switch event {
         case let .stop(fade):
             return releaseAll(at: now, fade: fade)
-        case let .streamStarted(id, properties, player, playing):
-            start(id, properties: properties, player: player, className: nil, playing: playing, now: now, into: &out)
+        case let .streamStarted(id, properties, player, playing, muted):
+            start(id, properties: properties, player: player, className: nil, playing: playing, muted: muted,
+                  now: now, into: &out)
         case let .interruptionBegan(token, className, properties):
-            start(token, properties: properties, player: nil, className: className, playing: true, now: now,
-                  into: &out)
+            start(token, properties: properties, player: nil, className: className, playing: true, muted: false,
+                  now: now, into: &out)
         case let .streamChanged(id, properties):
             guard var stream = streams[id], stream.isLive else { break }
             stream.properties = properties
@@ -238,7 +239,7 @@ public struct Engine: Sendable {
     // MARK: - Event handling
 
     private mutating func start(_ id: StreamID, properties: Properties, player: PlayerID?, className: String?,
-                                playing: Bool, now: Milliseconds, into out: inout [Command]) {
+                                playing: Bool, muted: Bool, now: Milliseconds, into out: inout [Command]) {
         if streams[id] != nil { end(id, now: now, into: &out) }
         drop(id)
         let classification: Classification
@@ -255,6 +256,7 @@ public struct Engine: Sendable {
         // Created corked: it is not sound yet, and interrupts nothing until it first plays.
         stream.playing = playing
         stream.hasPlayed = playing
+        stream.userMuted = muted
         // A hook asks explicitly: no grace for it.
         if stream.isHook, classification.interruptionClass.kind == .primary { stream.escalated = true }
         streams[id] = stream

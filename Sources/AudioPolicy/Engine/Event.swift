@@ -5,7 +5,11 @@ public enum Event: Hashable, Sendable {
     /// pausing falls back to fade-and-mute. `playing` is false for a stream created corked (browsers,
     /// WebRTC engines and softphones create theirs so; pipewire-pulse shows every new stream corked for
     /// its first milliseconds): it interrupts nothing until it first plays (``playback(_:playing:)``).
-    case streamStarted(StreamID, Properties, player: PlayerID?, playing: Bool = true)
+    /// `muted` is true for a stream that is muted, by its user or its app, when it is first seen (the
+    /// server restored the user's mute for its app or role, or the daemon started after the user muted
+    /// it): the mute is theirs, so the mute fallback leaves it alone and never unmutes it after. Told
+    /// with the start, not after it, because the engine decides about the stream as it starts.
+    case streamStarted(StreamID, Properties, player: PlayerID?, playing: Bool = true, muted: Bool = false)
     /// A stream's properties changed (it may be classified anew).
     case streamChanged(StreamID, Properties)
     /// A stream went away.

@@ -45,9 +45,9 @@ public struct FixtureEvent: Hashable, Sendable {
     public init?(_ event: Event) {
         func nonEmpty(_ properties: Properties) -> Properties? { properties.isEmpty ? nil : properties }
         switch event {
-        case let .streamStarted(id, properties, player, playing):
+        case let .streamStarted(id, properties, player, playing, muted):
             self.init(verb: "start", id: id.rawValue, properties: nonEmpty(properties), player: player?.rawValue,
-                      corked: playing ? nil : true)
+                      muted: muted ? true : nil, corked: playing ? nil : true)
         case let .streamEnded(id): self.init(verb: "end", id: id.rawValue)
         case let .streamChanged(id, properties): self.init(verb: "change", id: id.rawValue, properties: properties)
         case let .userVolume(id, level): self.init(verb: "volume", id: id.rawValue, level: level)

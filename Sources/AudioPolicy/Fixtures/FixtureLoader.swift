@@ -78,7 +78,7 @@ public enum FixtureLoader {
     static let noFocus = "none"
     /// The keys each verb takes besides `at`; the first list is required.
     static let eventOptions: [String: (required: [String], optional: [String])] = [
-        "start": ([], ["properties", "player", "corked"]),
+        "start": ([], ["properties", "player", "corked", "muted"]),
         "volume": (["level"], []),
         "mute": (["muted"], []),
         "interrupt": (["class"], ["properties"]),
@@ -140,11 +140,12 @@ extension FixtureLoader {
             let properties = readProperties(table, at: path, reader)
             let player = reader.string(table, "player", at: path)
             let corked = reader.bool(table, "corked", at: path)
+            let muted = reader.bool(table, "muted", at: path)
             guard let id, table["properties"] == nil || properties != nil, table["player"] == nil || player != nil,
-                  table["corked"] == nil || corked != nil
+                  table["corked"] == nil || corked != nil, table["muted"] == nil || muted != nil
             else { return nil }
             return .event(.streamStarted(id, properties ?? [:], player: player.map(PlayerID.init),
-                                         playing: !(corked ?? false)))
+                                         playing: !(corked ?? false), muted: muted ?? false))
         case "volume":
             var level = reader.number(table, "level", at: path)
             if let written = level, !(0...1.5).contains(written) {

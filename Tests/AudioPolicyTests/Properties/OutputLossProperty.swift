@@ -25,6 +25,9 @@ struct OutputLossModel {
     /// Whether each stream plays, as the events said: a Playing report for a stream already playing is
     /// no act of the user's (the engine takes none from it either).
     var playing: [StreamID: Bool] = [:]
+    /// When each stream last stopped: playing again within ``Engine/glitch`` is the same sound going on
+    /// (an underrun's cork), no act of the user's, and holds what held it (as the engine takes it).
+    var stoppedAt: [StreamID: Milliseconds] = [:]
 
     /// The streams an output loss in this step concerns (heard on the output, or moved off it by the
     /// server up to ``Engine/rescueLag`` before), with what the loss is; before the step is applied.
@@ -121,20 +124,24 @@ struct OutputLossModel {
                     if let from = location[id], from != to { movedOff[id] = (from, step.time) }
                     location[id] = to
                 }
-            case let .streamStarted(id, _, _, isPlaying):
+            case let .streamStarted(id, _, _, isPlaying, _):
                 location[id] = nil
                 movedOff[id] = nil
                 losses[id] = nil
                 playing[id] = isPlaying
+                stoppedAt[id] = nil
             case let .streamEnded(id):
                 location[id] = nil
                 movedOff[id] = nil
                 losses[id] = nil
                 playing[id] = nil
+                stoppedAt[id] = nil
             case let .userVolume(id, _): losses[id] = nil
             case let .userMute(id, muted) where !muted: losses[id] = nil
             case let .playback(id, isPlaying):
-                if isPlaying, playing[id] == false { losses[id] = nil }
+                let glitch = stoppedAt[id].map { step.time - $0 < Engine.glitch } ?? false
+                if isPlaying, playing[id] == false, !glitch { losses[id] = nil }
+                if !isPlaying, playing[id] != false { stoppedAt[id] = step.time }
                 playing[id] = isPlaying
             default: break
             }

@@ -270,7 +270,7 @@ struct PropertyGenerator {
     private mutating func track(_ step: PropertyStep) {
         guard case let .event(event) = step.action else { return }
         switch event {
-        case let .streamStarted(id, _, player, _):
+        case let .streamStarted(id, _, player, _, _):
             if live[id] == nil { liveOrder.append(id) }
             live[id] = player
             if let player, !players.contains(player) { players.append(player) }
@@ -323,7 +323,10 @@ struct PropertyGenerator {
                                       action: .event(.streamMoved(id, to: rng.pick(outputs.keys.sorted())))), at: 0)
         }
         if !corked, rng.chance(0.1) { forced = PropertyStep(gap: 0, action: .event(.playback(id, playing: false))) }
-        return PropertyStep(gap: gap(), action: .event(.streamStarted(id, properties, player: player, playing: !corked)))
+        // Muted when first seen: the server restored its user's mute for the app or role.
+        let muted = rng.chance(0.08)
+        return PropertyStep(gap: gap(), action: .event(.streamStarted(id, properties, player: player, playing: !corked,
+                                                                      muted: muted)))
     }
 
     /// Outputs coming and going: a device appearing (sometimes the one just removed: a profile switch, or
