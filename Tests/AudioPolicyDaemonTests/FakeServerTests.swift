@@ -139,6 +139,23 @@ struct FakeServerTests {
 
     // MARK: - Recovery
 
+    @Test("music its user muted before the daemon knew it stays muted through a call (control: unmuted music is muted for the call and unmuted after)",
+          arguments: [true, false])
+    func userMutedMusicStaysMutedThroughACall(userMuted: Bool) throws {
+        let music = server.addStream(role: "music", application: "Music", volume: Self.own, muted: userMuted)
+        let daemon = try startDaemon()
+        daemon.run(for: 0.2)
+        let call = server.addStream(role: "phone", application: "Phone", volume: [65536, 65536])
+        let touched = daemon.run(until: { daemon.journal.contains { $0.sinkInput == music } }, timeout: 1.5)
+        #expect(touched != userMuted, "journaled: \(daemon.journal)")
+        #expect(daemon.run(until: { server.streams[music]?.muted == true }, timeout: 2), "\(server.writes)")
+        server.removeStream(call)
+        daemon.run(for: 1.5)
+        #expect(server.streams[music]?.muted == userMuted, "the mute after the call: \(server.writes)")
+        let unmutes = server.writes.filter { $0 == .mute(music, false) }
+        #expect(unmutes.isEmpty == userMuted, "\(server.writes)")
+    }
+
     @Test("killed while ducking: the next start restores the music exactly (control: unless the user set it meanwhile)",
           arguments: [false, true])
     func crashRecovery(userSetsItMeanwhile: Bool) throws {

@@ -18,8 +18,8 @@ struct OutputFakeServerTests {
         scratch = try ScratchDirectory()
     }
 
-    func startDaemon() throws -> DaemonOnFake {
-        let daemon = try DaemonOnFake(server: server, directory: scratch.url)
+    func startDaemon(name: String = "daemon") throws -> DaemonOnFake {
+        let daemon = try DaemonOnFake(server: server, directory: scratch.url, name: name)
         try #require(daemon.run(until: { daemon.isReady }), "the daemon never became ready")
         return daemon
     }
@@ -165,5 +165,40 @@ struct OutputFakeServerTests {
         daemon.run(for: 1)
         #expect(server.streams[next]?.muted == true, "the user's saved mute was undone: \(server.writes)")
         #expect(server.streams[music]?.muted == true)
+    }
+
+    @Test("killed while holding the music muted: a stream of its role that started before the next run took that saved mute, and the next run unmutes it (control: a stream the dead run knew, muted by its user meanwhile, stays muted)",
+          arguments: [false, true])
+    func savedMuteAfterACrash(survivorMutedByUser: Bool) throws {
+        // Known to the first run before the hold, on the speakers, unmuted, paused by its app (so the music
+        // that starts after it pauses nothing of it).
+        let known = server.addStream(role: "music", application: "Jukebox", volume: [30000, 30000], corked: true,
+                                     appSetsVolume: true)
+        let (first, music) = try holdMusicOnLostHeadset()
+        #expect(first.journal.contains { $0.sinkInput == music && $0.savedMuteAbove != nil }, "\(first.journal)")
+        // Killed: its connection hears nothing more, its loop never runs again.
+        server.dropConnections()
+        let judged: UInt32
+        if survivorMutedByUser {
+            server.userSetsMute(known, true)
+            judged = known
+        } else {
+            // Started while no daemon ran: the server gave it the dead run's saved mute, at its app's level.
+            judged = server.addStream(role: "music", application: "Podcasts", volume: [40000, 36000], appSetsVolume: true)
+        }
+        #expect(server.streams[judged]?.muted == true)
+        let mark = server.writes.count
+        let second = try startDaemon(name: "second")
+        second.run(for: 1)
+        let mutes = server.writes[mark...].compactMap { if case let .mute(to, muted) = $0, to == judged { muted } else { nil } }
+        if survivorMutedByUser {
+            #expect(server.streams[judged]?.muted == true, "the user's mute was undone: \(mutes)")
+            #expect(mutes.isEmpty, "\(mutes)")
+        } else {
+            #expect(server.streams[judged]?.muted == false, "the dead run's saved mute stayed: \(server.writes[mark...])")
+            #expect(mutes == [false], "\(mutes)")
+        }
+        #expect(server.streams[judged]?.volume.values == (survivorMutedByUser ? [30000, 30000] : [40000, 36000]))
+        _ = first
     }
 }

@@ -14,38 +14,38 @@ struct SavedWritesTests {
         let ducked = own.scaled(by: 0.1)
         writes.wrote(own.scaled(by: 0.5), key: key, own: own)
         writes.wrote(ducked, key: key, own: own)
-        #expect(writes.origin(of: ducked, muted: false, key: key)?.own == own)
+        #expect(writes.origin(of: ducked, muted: false, key: key, index: 1)?.own == own)
         // One raw unit off, as pipewire-pulse reports it back.
-        #expect(writes.origin(of: ChannelVolumes(values: ducked.values.map { $0 + 1 }), muted: false, key: key)?.own == own)
+        #expect(writes.origin(of: ChannelVolumes(values: ducked.values.map { $0 + 1 }), muted: false, key: key, index: 1)?.own == own)
         // Another key, or a level we never wrote, is the user's.
-        #expect(writes.origin(of: ducked, muted: false, key: "sink-input-by-media-role:event") == nil)
-        #expect(writes.origin(of: ChannelVolumes(values: [30000, 30000]), muted: false, key: key) == nil)
+        #expect(writes.origin(of: ducked, muted: false, key: "sink-input-by-media-role:event", index: 1) == nil)
+        #expect(writes.origin(of: ChannelVolumes(values: [30000, 30000]), muted: false, key: key, index: 1) == nil)
     }
 
     @Test("a ducked start muted by the user's saved mute: the duck is ours, the mute is not")
     func mutedOrigin() {
         var writes = SavedWrites()
         writes.wrote(own.scaled(by: 0.2), key: key, own: own)
-        #expect(writes.origin(of: own.scaled(by: 0.2), muted: true, key: key) == .init(own: own, mutedByUs: false))
+        #expect(writes.origin(of: own.scaled(by: 0.2), muted: true, key: key, index: 1) == .init(own: own, mutedByUs: false))
         writes.wroteMute(true, key: key)
-        #expect(writes.origin(of: own.scaled(by: 0.2), muted: true, key: key) == .init(own: own, mutedByUs: true))
-        #expect(writes.origin(of: own.scaled(by: 0.2), muted: false, key: key) == .init(own: own, mutedByUs: false))
+        #expect(writes.origin(of: own.scaled(by: 0.2), muted: true, key: key, index: 1) == .init(own: own, mutedByUs: true))
+        #expect(writes.origin(of: own.scaled(by: 0.2), muted: false, key: key, index: 1) == .init(own: own, mutedByUs: false))
     }
 
     @Test("restores (the own level itself) are not remembered, and the newest write wins")
     func restoresAndOrder() {
         var writes = SavedWrites()
         writes.wrote(own, key: key, own: own)
-        #expect(writes.origin(of: own, muted: false, key: key) == nil)
+        #expect(writes.origin(of: own, muted: false, key: key, index: 1) == nil)
         let other = ChannelVolumes(values: [30000, 20000])
         let ducked = own.scaled(by: 0.1)
         writes.wrote(ducked, key: key, own: own)
         writes.wrote(ducked, key: key, own: other)
-        #expect(writes.origin(of: ducked, muted: false, key: key)?.own == other)
+        #expect(writes.origin(of: ducked, muted: false, key: key, index: 1)?.own == other)
         for step in 0..<(SavedWrites.capacity + 5) {
             writes.wrote(ChannelVolumes(values: [UInt32(1000 + step * 10), 900]), key: key, own: own)
         }
-        #expect(writes.origin(of: ducked, muted: false, key: key) == nil, "the oldest writes are forgotten")
+        #expect(writes.origin(of: ducked, muted: false, key: key, index: 1) == nil, "the oldest writes are forgotten")
     }
 
     @Test("an earlier run's journal: its streams' ducks and fade-outs are ours, a user's level is not")
@@ -54,9 +54,9 @@ struct SavedWritesTests {
         let entry = JournalEntry(sinkInput: 7, restoreID: key, application: "music", pid: 42, volume: own.values,
                                  channelMap: [1, 2], muted: false, policyMuted: true, duckLevels: [0.1, 0.2])
         writes.recovered([entry])
-        #expect(writes.origin(of: own.scaled(by: 0.1), muted: false, key: key)?.own.values == own.values)
-        #expect(writes.origin(of: own.scaled(by: 0), muted: true, key: key)?.mutedByUs == true)
-        #expect(writes.origin(of: ChannelVolumes(values: [30000, 40000]), muted: false, key: key) == nil,
+        #expect(writes.origin(of: own.scaled(by: 0.1), muted: false, key: key, index: 1)?.own.values == own.values)
+        #expect(writes.origin(of: own.scaled(by: 0), muted: true, key: key, index: 1)?.mutedByUs == true)
+        #expect(writes.origin(of: ChannelVolumes(values: [30000, 40000]), muted: false, key: key, index: 1) == nil,
                 "not a copy of the own level scaled by one factor: the user's")
     }
 
@@ -70,11 +70,11 @@ struct SavedWritesTests {
                                  volume: balanced, channelMap: [1, 2], muted: false, policyMuted: true)
         writes.recovered([entry, older])
         let own = ChannelVolumes(values: balanced)
-        #expect(writes.origin(of: own.scaled(by: 0.25), muted: false, key: key)?.own.values == balanced)
-        #expect(writes.origin(of: own.scaled(by: 0.1), muted: false, key: key) == nil, "a level that run never ducked to")
+        #expect(writes.origin(of: own.scaled(by: 0.25), muted: false, key: key, index: 1)?.own.values == balanced)
+        #expect(writes.origin(of: own.scaled(by: 0.1), muted: false, key: key, index: 1) == nil, "a level that run never ducked to")
         let event = "sink-input-by-media-role:event"
-        #expect(writes.origin(of: own.scaled(by: 0.25), muted: false, key: event) == nil)
-        #expect(writes.origin(of: own.scaled(by: 0), muted: true, key: event)?.mutedByUs == true)
+        #expect(writes.origin(of: own.scaled(by: 0.25), muted: false, key: event, index: 1) == nil)
+        #expect(writes.origin(of: own.scaled(by: 0), muted: true, key: event, index: 1)?.mutedByUs == true)
     }
 
     @Test("an earlier run's ramp step (any common factor) is ours when the own level is unbalanced, never when balanced")
@@ -87,26 +87,26 @@ struct SavedWritesTests {
                                     volume: [50000, 50000], channelMap: [1, 2], muted: false, duckLevels: [0.1])
         writes.recovered([unbalanced, balanced])
         let step = ChannelVolumes(values: [4332, 7918])
-        #expect(writes.origin(of: step, muted: false, key: key)?.own.values == [24723, 45186])
-        #expect(writes.origin(of: ChannelVolumes(values: [4332, 9000]), muted: false, key: key) == nil, "not one factor")
+        #expect(writes.origin(of: step, muted: false, key: key, index: 1)?.own.values == [24723, 45186])
+        #expect(writes.origin(of: ChannelVolumes(values: [4332, 9000]), muted: false, key: key, index: 1) == nil, "not one factor")
         #expect(writes.origin(of: ChannelVolumes(values: [30000, 30000]), muted: false,
-                              key: "sink-input-by-media-role:event") == nil, "a balanced level may be the user's")
+                              key: "sink-input-by-media-role:event", index: 1) == nil, "a balanced level may be the user's")
     }
 
     @Test("a muted start at a level of its own is ours while our mute is the key's newest, the user's once they mute or unmute a stream of it")
     func savedMuteAlone() {
         var writes = SavedWrites()
         let appLevel = ChannelVolumes(values: [40000, 36000])
-        #expect(writes.origin(of: appLevel, muted: true, key: key) == nil)
+        #expect(writes.origin(of: appLevel, muted: true, key: key, index: 1) == nil)
         writes.wroteMute(true, key: key)
-        #expect(writes.origin(of: appLevel, muted: true, key: key) == .init(own: appLevel, mutedByUs: true), "its own level is the app's")
-        #expect(writes.origin(of: appLevel, muted: false, key: key) == nil, "unmuted: nothing of ours")
-        #expect(writes.origin(of: appLevel, muted: true, key: "sink-input-by-media-role:event") == nil)
+        #expect(writes.origin(of: appLevel, muted: true, key: key, index: 1) == .init(own: appLevel, mutedByUs: true), "its own level is the app's")
+        #expect(writes.origin(of: appLevel, muted: false, key: key, index: 1) == nil, "unmuted: nothing of ours")
+        #expect(writes.origin(of: appLevel, muted: true, key: "sink-input-by-media-role:event", index: 1) == nil)
         writes.theyMuted(key: key)
-        #expect(writes.origin(of: appLevel, muted: true, key: key) == nil)
+        #expect(writes.origin(of: appLevel, muted: true, key: key, index: 1) == nil)
         writes.wroteMute(true, key: key)
         writes.wroteMute(false, key: key)
-        #expect(writes.origin(of: appLevel, muted: true, key: key) == nil, "our unmute was saved after it")
+        #expect(writes.origin(of: appLevel, muted: true, key: key, index: 1) == nil, "our unmute was saved after it")
     }
 
     @Test("after a crash, a muted stream at a level nobody wrote is the user's, though an earlier run had muted a stream of its key; its fade-out's silence, muted, is ours")
@@ -116,11 +116,29 @@ struct SavedWritesTests {
                                  channelMap: [1, 2], muted: false, policyMuted: true, duckLevels: [0.1])
         writes.recovered([entry])
         // A stream the user muted, alive through the daemon's restart (the soak's stream #169).
-        #expect(writes.origin(of: ChannelVolumes(values: [40783, 64330]), muted: true, key: key) == nil)
+        #expect(writes.origin(of: ChannelVolumes(values: [40783, 64330]), muted: true, key: key, index: 1) == nil)
         // Control: the earlier run's fade-out end, muted, is ours; its duck is ours with the user's mute.
-        let faded = writes.origin(of: own.scaled(by: 0), muted: true, key: key)
+        let faded = writes.origin(of: own.scaled(by: 0), muted: true, key: key, index: 1)
         #expect(faded?.own.values == own.values && faded?.mutedByUs == true)
-        let ducked = writes.origin(of: own.scaled(by: 0.1), muted: true, key: key)
+        let ducked = writes.origin(of: own.scaled(by: 0.1), muted: true, key: key, index: 1)
         #expect(ducked?.own.values == own.values && ducked?.mutedByUs == false)
+    }
+
+    @Test("after a crash, a muted start above the index the dead run saw last, on a key whose saved mute it left as its own, is ours; at or below it, the user's (control: an entry without the mark claims nothing)",
+          arguments: [true, false])
+    func recoveredSavedMuteByIndex(marked: Bool) {
+        var writes = SavedWrites()
+        let entry = JournalEntry(sinkInput: 7, restoreID: key, application: "music", pid: 42, volume: own.values,
+                                 channelMap: [1, 2], muted: false, policyMuted: true, savedMuteAbove: marked ? 12 : nil)
+        writes.recovered([entry])
+        let appLevel = ChannelVolumes(values: [40000, 36000])
+        let later = writes.origin(of: appLevel, muted: true, key: key, index: 13)
+        #expect(later == (marked ? .init(own: appLevel, mutedByUs: true) : nil), "a stream that started after the run")
+        #expect(writes.origin(of: appLevel, muted: true, key: key, index: 12) == nil, "a stream the run knew")
+        #expect(writes.origin(of: appLevel, muted: false, key: key, index: 13) == nil, "unmuted: nothing of ours")
+        #expect(writes.origin(of: appLevel, muted: true, key: "sink-input-by-media-role:event", index: 13) == nil)
+        // Someone muted or unmuted a stream of the key since: its saved mute is theirs.
+        writes.theyMuted(key: key)
+        #expect(writes.origin(of: appLevel, muted: true, key: key, index: 13) == nil)
     }
 }

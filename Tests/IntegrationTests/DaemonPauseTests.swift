@@ -33,6 +33,30 @@ extension DaemonTests {
         #expect(daemon.problems.isEmpty, "\(daemon.problems)")
     }
 
+    @Test("music its user muted before the daemon started stays muted, at its volume, through a call and after it (control: the test above, where unmuted music is muted and unmuted)")
+    func userMutedMusicStaysMutedThroughACall() throws {
+        let (music, own) = try startMusic()
+        try music.setMuted(true)
+        let daemon = try startDaemon()
+        let call = try play(.long, role: "phone", name: "call-app")
+        try changes.await("the daemon to know the call", timeout: 5) { () throws -> Probe<Void> in
+            try daemon.stream(call.index)?.class == "call" ? .done(()) : .waiting("not yet")
+        }
+        // The fallback would fade it out first: nothing may touch it.
+        try changes.watch(for: 1) {
+            let now = try music.stream()
+            try #require(now.muted && now.volume == own, "the user's muted music was changed during the call: \(now)")
+        }
+        call.stop()
+        try events.awaitRemoval(of: try #require(call.index))
+        try changes.watch(for: 1.5) {
+            let now = try music.stream()
+            try #require(now.muted && now.volume == own, "the user's muted music was changed after the call: \(now)")
+        }
+        #expect(try record().level(Tone.musicBand) < -90, "the user's muted music is audible")
+        #expect(daemon.problems.isEmpty, "\(daemon.problems)")
+    }
+
     @Test("a second music app pauses the first for good after the grace time, and takes Now Playing")
     func secondMusicAppTakesOver() throws {
         let (first, own) = try startMusic(name: "music-one")

@@ -59,7 +59,23 @@ extension Actuation {
             report(journal.remove(index))
             return
         }
-        report(journal.record(live.journalEntry(pausedPlayers: players, duckLevels: duckLevels)))
+        report(journal.record(journalEntry(of: live, pausedPlayers: players)))
+    }
+
+    /// The stream's entry as it stands, with the run's duck levels and where its key's saved mute is ours.
+    func journalEntry(of live: LiveStream, pausedPlayers: [String]) -> JournalEntry {
+        live.journalEntry(pausedPlayers: pausedPlayers, duckLevels: duckLevels,
+                          savedMuteAbove: restore.savedMuteAbove(of: live))
+    }
+
+    /// The journal entries of streams of `key` the policy holds muted are written again: whether the
+    /// key's saved mute is ours, or the highest index seen, changed (``JournalEntry/savedMuteAbove``).
+    /// Touches the file only while the policy mutes a stream of the key, and only if an entry changed.
+    func journalSavedMute(of key: String?) {
+        guard let key else { return }
+        for (index, entry) in journal.entries where entry.restoreID == key && entry.policyMuted {
+            journalSync(index)
+        }
     }
 
     /// A journal log grown long is compacted on a later turn of the loop, once the requests of the change
@@ -77,13 +93,13 @@ extension Actuation {
     /// costs one `write(2)`. Call after the stream's news was acted on.
     func prepareJournalEntry(_ index: UInt32) {
         guard let store = journal.store, let live = streams[index] else { return }
-        store.prepare(live.journalEntry(pausedPlayers: journal[index]?.pausedPlayers ?? [], duckLevels: duckLevels))
+        store.prepare(journalEntry(of: live, pausedPlayers: journal[index]?.pausedPlayers ?? []))
     }
 
     /// Before asking `player` to pause for the stream.
     func journalPausing(_ index: UInt32, player: PlayerID) {
         guard let live = streams[index] else { return }
-        var entry = journal[index] ?? live.journalEntry(pausedPlayers: [], duckLevels: duckLevels)
+        var entry = journal[index] ?? journalEntry(of: live, pausedPlayers: [])
         guard !entry.pausedPlayers.contains(player.rawValue) else { return }
         entry.pausedPlayers.append(player.rawValue)
         report(journal.record(entry))

@@ -14,8 +14,11 @@ extension Actuation {
     /// Mutes or unmutes stream `index` for the policy: the server saves that as its key's mute, which
     /// the key's next stream may start with.
     func writeMute(_ index: UInt32, _ muted: Bool) {
+        if let live = streams[index] {
+            restore.wroteMute(muted, to: live)
+            journalSavedMute(of: live.input.restoreID)
+        }
         server?.setMute(index: index, muted: muted)
-        if let live = streams[index] { restore.wroteMute(muted, to: live) }
     }
 
     /// Before the engine hears of a new stream (or, on pipewire-pulse, when its volume arrives): if the

@@ -18,6 +18,9 @@ extension Actuation {
     /// A new sink input, before the engine hears of it.
     func streamAppeared(_ input: SinkInput) -> SavedStart {
         insert(LiveStream(input))
+        // Seen: the journal's entries of its key, if the policy's mute is that key's saved one, must keep
+        // it known (and its own mute, if it has one, the user's) should this run end.
+        if restore.streamAppeared(input) { journalSavedMute(of: input.restoreID) }
         let ownBefore = streams[input.index]?.ownVolume
         let mutedByUs = adoptSavedOrigin(input.index)
         return SavedStart(adopted: mutedByUs || streams[input.index]?.ownVolume != ownBefore, mutedByUs: mutedByUs)
@@ -45,7 +48,10 @@ extension Actuation {
     /// Muted or unmuted by someone else: the mute is theirs either way, never the policy's to undo.
     func userMuted(_ index: UInt32) {
         update(index) { $0.policyMuted = false }
-        if let live = streams[index] { restore.theyMuted(live) }
+        if let live = streams[index] {
+            restore.theyMuted(live)
+            journalSavedMute(of: live.input.restoreID)
+        }
     }
 
     /// The sink input is gone, and the engine has heard of it.
@@ -81,6 +87,6 @@ extension Actuation {
     func repairSavedEntry(of live: LiveStream) {
         guard live.input.restoreID != nil, !live.input.volumePending else { return }
         let index = live.input.index
-        restore.repair([live.journalEntry(pausedPlayers: [], duckLevels: duckLevels)]) { [weak self] _ in self?.journalRepairSent(index) }
+        restore.repair([journalEntry(of: live, pausedPlayers: [])]) { [weak self] _ in self?.journalRepairSent(index) }
     }
 }

@@ -23,12 +23,14 @@ struct LiveStream {
         self.ownVolume = input.volume
     }
 
-    /// The stream's journal entry as it stands, with `pausedPlayers` and the run's `duckLevels`. While
-    /// the server has not said what the stream's volume is, the entry holds none (a repair must never
-    /// write the placeholder 0 as the app's saved volume).
-    func journalEntry(pausedPlayers: [String], duckLevels: [Double]) -> JournalEntry {
+    /// The stream's journal entry as it stands, with `pausedPlayers`, the run's `duckLevels` and where
+    /// its key's saved mute is ours (``JournalEntry/savedMuteAbove``). While the server has not said
+    /// what the stream's volume is, the entry holds none (a repair must never write the placeholder 0
+    /// as the app's saved volume).
+    func journalEntry(pausedPlayers: [String], duckLevels: [Double], savedMuteAbove: UInt32?) -> JournalEntry {
         JournalEntry(input, ownVolume: input.volumePending ? ChannelVolumes(values: []) : ownVolume,
-                     policyMuted: policyMuted, pausedPlayers: pausedPlayers, duckLevels: duckLevels)
+                     policyMuted: policyMuted, pausedPlayers: pausedPlayers, duckLevels: duckLevels,
+                     savedMuteAbove: savedMuteAbove)
     }
 
     /// The volume that carries `factor`: exactly the user's own at 1.

@@ -46,6 +46,9 @@ struct SavedWrites {
     /// Keys whose entry last got a mute from us: the newest mute written to a stream of the key was
     /// the policy's, and no one has muted or unmuted a stream of it since.
     private var mutedKeys: Set<String> = []
+    /// Keys whose saved mute an earlier run left as its own (``JournalEntry/savedMuteAbove``): a stream
+    /// of the key with a higher index started after that run, and took the mute from the server.
+    private var earlierMutes: [String: UInt32] = [:]
 
     /// A volume written to a stream of `key` whose own level is `own` (a restore to `own` itself is
     /// no level of ours).
@@ -66,7 +69,14 @@ struct SavedWrites {
 
     /// Someone else muted or unmuted a stream of `key`: the key's saved mute is theirs now.
     mutating func theyMuted(key: String?) {
-        if let key { mutedKeys.remove(key) }
+        guard let key else { return }
+        mutedKeys.remove(key)
+        earlierMutes[key] = nil
+    }
+
+    /// Whether the key's saved mute is this run's mute (the newest one a stream of it was given).
+    func savedMuteIsOurs(key: String?) -> Bool {
+        key.map { mutedKeys.contains($0) } ?? false
     }
 
     /// What an earlier run left changed (its journal): it wrote to those streams too, and the server
@@ -75,6 +85,11 @@ struct SavedWrites {
     /// the levels that run ducked to (``JournalEntry/duckLevels``), and faded out and muted if the policy
     /// muted it.
     mutating func recovered(_ entries: [JournalEntry]) {
+        earlierMutes = [:]
+        for entry in entries {
+            guard let key = entry.restoreID, let above = entry.savedMuteAbove else { continue }
+            earlierMutes[key] = max(earlierMutes[key] ?? 0, above)
+        }
         for entry in entries where !entry.volume.isEmpty {
             if let key = entry.restoreID { earlier[key, default: []].append(entry) }
             let own = entry.ownVolume
@@ -88,12 +103,13 @@ struct SavedWrites {
         }
     }
 
-    /// Where a new stream of `key` starting at `volume` (`muted`) got that from, if from us: the
-    /// newest write of ours at its volume (whose `own` is the stream's real own level), and our saved
-    /// mute. Nil when neither is ours.
-    func origin(of volume: ChannelVolumes, muted: Bool, key: String?) -> Origin? {
+    /// Where a new stream of `key` (sink input `index`) starting at `volume` (`muted`) got that from,
+    /// if from us: the newest write of ours at its volume (whose `own` is the stream's real own level),
+    /// and our saved mute — this run's, or an earlier run's when the stream started after it. Nil when
+    /// neither is ours.
+    func origin(of volume: ChannelVolumes, muted: Bool, key: String?, index: UInt32) -> Origin? {
         guard let key else { return nil }
-        let mutedByUs = muted && mutedKeys.contains(key)
+        let mutedByUs = muted && (mutedKeys.contains(key) || earlierMutes[key].map { index > $0 } == true)
         if let write = writes[key]?.last(where: { $0.volume.matches(volume) }) {
             return Origin(own: write.own, mutedByUs: mutedByUs || (muted && write.endsMuted))
         }

@@ -23,6 +23,8 @@ final class StreamRestore {
     private(set) var repairing: Set<UInt32> = []
     /// The connection, while there is one.
     private var server: (any StreamServer)?
+    /// The highest sink-input index seen on this connection (indexes only grow on one server).
+    private var highestIndexSeen: UInt32?
     /// Whether the connection saves levels at all.
     private var savesLevels: Bool { server?.savedLevels != nil }
 
@@ -35,6 +37,21 @@ final class StreamRestore {
     /// A new connection: its saved levels (if it has any) are the ones to read and repair.
     func connected(to server: any StreamServer) {
         self.server = server
+        highestIndexSeen = nil
+    }
+
+    /// A stream appeared. Returns whether its key's saved mute is ours (the journal's entries of the key
+    /// must then raise ``JournalEntry/savedMuteAbove`` above it).
+    func streamAppeared(_ input: SinkInput) -> Bool {
+        highestIndexSeen = max(highestIndexSeen ?? 0, input.index)
+        return savesLevels && writes.savedMuteIsOurs(key: input.restoreID)
+    }
+
+    /// What `live`'s journal entry records as ``JournalEntry/savedMuteAbove``: the highest index seen
+    /// while its key's saved mute is the policy's mute of it; nil otherwise.
+    func savedMuteAbove(of live: LiveStream) -> UInt32? {
+        guard savesLevels, live.policyMuted, writes.savedMuteIsOurs(key: live.input.restoreID) else { return nil }
+        return max(highestIndexSeen ?? 0, live.input.index)
     }
 
     func disconnected() {
@@ -69,7 +86,8 @@ final class StreamRestore {
     /// Where a new stream's start came from, if the server gave it a level or mute of ours.
     func origin(of live: LiveStream) -> SavedWrites.Origin? {
         guard savesLevels, !live.input.volumePending, live.input.hasVolume,
-              let origin = writes.origin(of: live.input.volume, muted: live.input.muted, key: live.input.restoreID),
+              let origin = writes.origin(of: live.input.volume, muted: live.input.muted, key: live.input.restoreID,
+                                         index: live.input.index),
               origin.own.channels == live.input.volume.channels else { return nil }
         return origin
     }

@@ -137,8 +137,11 @@ final class ServerIntake {
         guard actuation.streams[input.index] == nil else { return streamChanged(input) }
         let id = StreamID.playback(input.index)
         let savedStart = actuation.streamAppeared(input)
-        // Created corked, it is no sound yet: it interrupts nothing until it first plays.
-        feed(.streamStarted(id, input.properties, player: players.playerForNewStream(input), playing: !input.corked))
+        // Created corked, it is no sound yet: it interrupts nothing until it first plays. Muted, it was
+        // muted by its user (or app) unless the mute is one of ours the server saved for its key: the
+        // engine must know before it decides, or its mute fallback would take the mute over and undo it.
+        feed(.streamStarted(id, input.properties, player: players.playerForNewStream(input), playing: !input.corked,
+                            muted: input.muted && !savedStart.mutedByUs))
         feed(.streamMoved(id, to: OutputID(sink: input.sinkIndex)))
         actuation.streamDecided(input.index, savedStart)
         if !input.corked, players.isPlaying(input.index) {

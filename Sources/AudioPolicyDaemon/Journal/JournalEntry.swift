@@ -33,10 +33,20 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     /// a start at one of them for ours. Written down rather than read from the policy the next run has
     /// loaded, which may not be the one that ducked. Nil in journals written before it was kept.
     public var duckLevels: [Double]?
+    /// Set while the policy's mute of this stream is its key's saved mute (no one else has muted or
+    /// unmuted a stream of the key since): the highest sink-input index the run had seen, kept above
+    /// every stream of the key it knew.
+    ///
+    /// The server gives that saved mute to the key's next stream, and a stream that starts while no
+    /// daemon runs cannot be told from one its user muted by its level (an output loss mutes at once,
+    /// at the stream's own level). Indexes only grow on one server: a stream of the key above this one
+    /// started after the run ended, and its mute is the policy's, to undo. A stream at or below it was
+    /// known to the run, and a mute it has is its user's. Nil otherwise, and in older journals.
+    public var savedMuteAbove: UInt32?
 
     public init(sinkInput: UInt32, restoreID: String?, application: String?, pid: Int?, volume: [UInt32],
                 channelMap: [Int32], muted: Bool, policyMuted: Bool = false, pausedPlayers: [String] = [],
-                duckLevels: [Double]? = nil) {
+                duckLevels: [Double]? = nil, savedMuteAbove: UInt32? = nil) {
         self.sinkInput = sinkInput
         self.restoreID = restoreID
         self.application = application
@@ -47,6 +57,7 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         self.policyMuted = policyMuted
         self.pausedPlayers = pausedPlayers
         self.duckLevels = duckLevels
+        self.savedMuteAbove = savedMuteAbove
     }
 
     /// The user's own volume with its channel map.
@@ -88,11 +99,12 @@ public struct JournalEntry: Codable, Hashable, Sendable {
 extension JournalEntry {
     /// The entry for `input` as it is now, with `ownVolume` as the user's volume.
     init(_ input: SinkInput, ownVolume: ChannelVolumes, policyMuted: Bool, pausedPlayers: [String],
-         duckLevels: [Double]) {
+         duckLevels: [Double], savedMuteAbove: UInt32?) {
         self.init(sinkInput: input.index, restoreID: input.restoreID, application: input.applicationName,
                   pid: input.properties["application.process.id"].flatMap { Int($0) },
                   volume: ownVolume.values, channelMap: ownVolume.channelMap,
                   muted: policyMuted ? false : input.muted, policyMuted: policyMuted,
-                  pausedPlayers: pausedPlayers, duckLevels: duckLevels)
+                  pausedPlayers: pausedPlayers, duckLevels: duckLevels,
+                  savedMuteAbove: policyMuted ? savedMuteAbove : nil)
     }
 }

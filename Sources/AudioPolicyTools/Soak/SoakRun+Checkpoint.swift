@@ -35,9 +35,14 @@ extension SoakRun {
             if plan.fault == .strayVolume, !faultInjected, injectStrayVolume() {
                 faultInjected = true
                 checkpoint.deadline = now + 2_000_000
+                checkpoint.holdsFault = true
                 tick?.schedule(at: checkpoint.deadline)
                 return
             }
+            // The checkpoint that injected the fault runs to its deadline: before the server reports
+            // the stray level, everything still looks settled, and a user change after an early pass
+            // could overwrite the fault before any checkpoint saw it (the project's CI on 627d58a).
+            if checkpoint.holdsFault, now < checkpoint.deadline { return }
             return settled(checkpoint, at: now)
         }
         guard now >= checkpoint.deadline else {

@@ -35,6 +35,8 @@ public final class SoakRun {
         let startedAt: UInt64
         var deadline: UInt64
         var entryReads = 0
+        /// It injected the stray-volume fault, and so runs to its deadline.
+        var holdsFault = false
         init(number: Int, final: Bool, startedAt: UInt64, deadline: UInt64) {
             self.number = number
             self.final = final

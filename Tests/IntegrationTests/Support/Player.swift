@@ -66,11 +66,16 @@ final class Player {
 
     /// Unmutes the stream as a user would, and waits until the server reports it.
     func unmute() throws {
+        try setMuted(false)
+    }
+
+    /// Mutes or unmutes the stream as a user would, and waits until the server reports it.
+    func setMuted(_ muted: Bool) throws {
         guard let index else { throw CommandFailure(description: "\(name): no stream awaited yet") }
-        try run("pactl", "set-sink-input-mute", String(index), "0")
-        try changes.await("\(name) to be unmuted", timeout: 5) { () throws -> Probe<Void> in
+        try run("pactl", "set-sink-input-mute", String(index), muted ? "1" : "0")
+        try changes.await("\(name) to be \(muted ? "muted" : "unmuted")", timeout: 5) { () throws -> Probe<Void> in
             let now = try stream()
-            return now.muted ? .waiting("\(now)") : .done(())
+            return now.muted == muted ? .done(()) : .waiting("\(now)")
         }
     }
 
