@@ -22,8 +22,9 @@ struct OutputLossModel {
     var movedOff: [StreamID: (output: OutputID, at: Milliseconds)] = [:]
     /// Streams an output loss the rules call for has muted, and the user has not acted on since.
     var losses: [StreamID: Loss] = [:]
-    /// Whether each stream plays, as the events said: a Playing report for a stream already playing is
-    /// no act of the user's (the engine takes none from it either).
+    /// Whether each stream plays, as the events and the engine's own Resumes said: a Playing report for a
+    /// stream already playing (a Resume's confirmation) is no act of the user's (the engine takes none from
+    /// it either).
     var playing: [StreamID: Bool] = [:]
     /// When each stream last stopped: playing again within ``Engine/glitch`` is the same sound going on
     /// (an underrun's cork), no act of the user's, and holds what held it (as the engine takes it).
@@ -146,6 +147,10 @@ struct OutputLossModel {
             default: break
             }
         }
+        // The engine's own Resume (an interruption over) makes the stream playing as the engine takes it:
+        // the Playing its player reports next confirms the Resume, no act of the user's, and a loss taken
+        // meanwhile (the jack pulled before the player answered) still holds.
+        for case let .resume(id, _) in step.commands { playing[id] = true }
         // Any instant mute undone: once the window has passed, a loss whose device came back holds nothing.
         for (sid, held) in losses where held.back && step.time > held.since + window {
             if let current = engine.streams[sid]?.outputLoss, current.since == held.since, current.holdsMute {
