@@ -74,9 +74,10 @@ struct OutputLossModel {
             }
             losses[sid] = held
         }
-        // A device or port back within the window, seen before the commands (a move onto it unmutes).
+        // A device or port back within the window, seen before the commands (a move onto it unmutes). Back
+        // at the window's very end is too late: the engine's tick at that instant came first and settled it.
         if case let .event(.output(id, output))? = step.action {
-            for (sid, var held) in losses where step.time <= held.since + window {
+            for (sid, var held) in losses where step.time < held.since + window {
                 if held.port != nil {
                     if held.output == id, output.port?.name == held.port, output.port?.available != .no { held.back = true }
                 } else if outputs[id] == nil, let device = held.device, output.device == device {
