@@ -460,3 +460,28 @@ struct RampTests {
         #expect(abs(ramp.value(at: 200.0) - Level(decibels: -30).linear) < 1e-9)
     }
 }
+
+@Suite("Engine: an output loss over the mute fallback")
+struct EngineLossOverFallbackTests {
+    /// The property run PROPERTY_SEED=0x5eed7 found it (ramp-continuity seed 0x665db14eef8d7470): the
+    /// user's volume under the fallback's mute brings the level back to 1 under the mute; the loss then
+    /// holds that mute; the user muting it must ramp from 1, where the stream is, not from 0.
+    @Test("the user mutes a podcast whose held mute a lost output took over: its level comes back from where it is (control: from the loss's silence when the user never set its volume)",
+          arguments: [true, false])
+    func userMutesUnderTakenOverMute(userSetsVolume: Bool) {
+        var h = EngineHarness(playersObeyPause: false)
+        h.at(0, stream("reader", role: "a11y"))
+        h.at(0, stream("podcast", role: "podcast"))
+        h.at(0, .output("usb", Output(properties: ["device.bus": "usb", "device.string": "hw:2",
+                                                   "device.description": "USB Audio DAC"])))
+        h.at(0, .streamMoved("podcast", to: "usb"))
+        if userSetsVolume { h.at(600, .userVolume("podcast", 0.13)) }
+        h.at(700, .outputRemoved("usb"))
+        let before = h.factor("podcast", at: 1794)
+        let mark = h.commands.count
+        h.at(1794, .userMute("podcast", true))
+        let ramps = h.commands[mark...].compactMap { if case let .ramp(id, from, _, _) = $0.command, id == "podcast" { from } else { nil } }
+        #expect(before == (userSetsVolume ? 1 : 0), "the level before the user's mute")
+        #expect(ramps == [before ?? -1], "\(h.commands[mark...].map(\.command))")
+    }
+}

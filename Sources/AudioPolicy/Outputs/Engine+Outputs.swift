@@ -293,12 +293,15 @@ extension Engine {
             unmute(&stream, reason: "the user unmuted it", action: "unmuted", now: now, into: &out)
             return true
         }
-        // The user muted it: the mute is theirs from now on; its volume comes back under it.
+        // The user muted it: the mute is theirs from now on; its volume comes back under it, from where
+        // it is (usually the silence of the loss's mute; the full level when the user set the volume under
+        // a mute fallback the loss took over).
         stream.userMuted = true
         stream.outputLoss = nil
         let target = stream.effect.factor
-        stream.ramp = Ramp(from: 0, to: target, start: now, duration: 0)
-        out.append(.ramp(stream.id, from: 0, to: target, duration: 0))
+        let current = stream.ramp.value(at: now)
+        stream.ramp = Ramp(from: current, to: target, start: now, duration: 0)
+        out.append(.ramp(stream.id, from: current, to: target, duration: 0))
         return true
     }
 }
