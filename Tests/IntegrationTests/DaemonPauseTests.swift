@@ -57,6 +57,35 @@ extension DaemonTests {
         #expect(daemon.problems.isEmpty, "\(daemon.problems)")
     }
 
+    @Test("music the server starts with the mute its user gave the music role stays muted, at its level, through a call and after it (control: the first test, where unmuted music is muted and unmuted)")
+    func restoredUserMuteStaysThroughACall() throws {
+        let daemon = try startDaemon()
+        // The user mutes the music; the server saves that mute for the role and gives it to the next one.
+        let (first, _) = try startMusic(name: "music-one")
+        try first.setMuted(true)
+        try awaitStream(first, "muted by its user") { $0.muted }
+        first.stop()
+        try events.awaitRemoval(of: try #require(first.index))
+        let second = try play(.music, role: "music", name: "music-two")
+        defer { try? second.unmute() }
+        let start = try awaitStream(second, "started with the saved mute") { $0.muted }
+        let call = try play(.long, role: "phone", name: "call-app")
+        try changes.await("the daemon to know the call", timeout: 5) { () throws -> Probe<Void> in
+            try daemon.stream(call.index)?.class == "call" ? .done(()) : .waiting("not yet")
+        }
+        try changes.watch(for: 1) {
+            let now = try second.stream()
+            try #require(now.muted && now.volume == start.volume, "the restored mute was changed during the call: \(now)")
+        }
+        call.stop()
+        try events.awaitRemoval(of: try #require(call.index))
+        try changes.watch(for: 1.5) {
+            let now = try second.stream()
+            try #require(now.muted && now.volume == start.volume, "the restored mute was changed after the call: \(now)")
+        }
+        #expect(daemon.problems.isEmpty, "\(daemon.problems)")
+    }
+
     @Test("a second music app pauses the first for good after the grace time, and takes Now Playing")
     func secondMusicAppTakesOver() throws {
         let (first, own) = try startMusic(name: "music-one")

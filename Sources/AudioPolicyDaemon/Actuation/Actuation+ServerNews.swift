@@ -11,7 +11,7 @@ extension Actuation {
     struct SavedStart {
         /// Its own level is the one under our write, not the level it started at.
         var adopted = false
-        /// Its mute, too, came from our fade-out, so it is not the user's.
+        /// Its mute, too, came from us (a fade-out's end, an instant mute), so it is not the user's.
         var mutedByUs = false
     }
 
@@ -34,15 +34,16 @@ extension Actuation {
 
     /// A newer snapshot of a known sink input, before the engine hears of it: someone else's volume is
     /// the stream's own from now on; the server telling the volume late (pipewire-pulse) is taken as
-    /// the stream's own too. Returns the snapshot before.
-    func streamChanged(_ input: SinkInput) -> SinkInput? {
+    /// the stream's own too. Returns the snapshot before, and, when the volume came late, where that
+    /// late start came from (its mute comes with it, and is the user's unless it is ours).
+    func streamChanged(_ input: SinkInput) -> (before: SinkInput, lateStart: SavedStart?)? {
         guard let old = streams[input.index]?.input else { return nil }
         update(input.index) { live in
             live.input = input
             if input.levelChange == .theirs, input.theirVolume { live.ownVolume = input.volume }
         }
-        if old.volumePending, !input.volumePending { volumeArrived(input.index) }
-        return old
+        let lateStart = old.volumePending && !input.volumePending ? volumeArrived(input.index) : nil
+        return (old, lateStart)
     }
 
     /// Muted or unmuted by someone else: the mute is theirs either way, never the policy's to undo.
@@ -68,8 +69,8 @@ extension Actuation {
     /// The server told the stream's volume late (pipewire-pulse): it is the stream's own. The factor the
     /// engine's commands asked for meanwhile (``LiveStream/wanted``) is written now, unless a running ramp
     /// writes it at its next step or the policy's mute holds the stream silent.
-    private func volumeArrived(_ index: UInt32) {
-        guard let own = streams[index]?.input.volume else { return }
+    private func volumeArrived(_ index: UInt32) -> SavedStart {
+        guard let own = streams[index]?.input.volume else { return SavedStart() }
         update(index) { $0.ownVolume = own }
         // A volume the server restored from one of our ducks is not the stream's own.
         let mutedByUs = adoptSavedOrigin(index)
@@ -79,6 +80,7 @@ extension Actuation {
         }
         if adopted { correctSavedStart(index, mutedByUs: mutedByUs) }
         journalSync(index)
+        return SavedStart(adopted: adopted, mutedByUs: mutedByUs)
     }
 
     /// The server saved the ducked or muted level for this app or role (module-stream-restore) when we

@@ -153,9 +153,14 @@ final class ServerIntake {
     }
 
     private func streamChanged(_ input: SinkInput) {
-        guard let old = actuation.streamChanged(input) else { return streamAdded(input) }
+        guard let (old, lateStart) = actuation.streamChanged(input) else { return streamAdded(input) }
         defer { actuation.prepareJournalEntry(input.index) }
         let id = StreamID.playback(input.index)
+        if let lateStart, input.muted, !old.muted, !lateStart.mutedByUs {
+            // pipewire-pulse tells a new stream's restored mute with its late volume: the user's mute for
+            // its app or role (unless it is ours), as a muted start is (see `streamAdded`).
+            feed(.userMute(id, true))
+        }
         // Moved: by the server off a sink going away, or by the user; the engine tells which.
         if input.sinkIndex != old.sinkIndex { feed(.streamMoved(id, to: OutputID(sink: input.sinkIndex))) }
         if input.properties != old.properties { feed(.streamChanged(id, input.properties)) }
