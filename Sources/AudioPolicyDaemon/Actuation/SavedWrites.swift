@@ -32,8 +32,6 @@ struct SavedWrites {
         var volume: ChannelVolumes
         /// The stream's own level at the time: what the key's entry should hold.
         var own: ChannelVolumes
-        /// An earlier run's fade-out end: the server saved its mute with it.
-        var endsMuted = false
     }
 
     /// The most writes remembered per key: a whole 300 ms ramp at 15 ms steps and then some.
@@ -52,11 +50,11 @@ struct SavedWrites {
 
     /// A volume written to a stream of `key` whose own level is `own` (a restore to `own` itself is
     /// no level of ours).
-    mutating func wrote(_ volume: ChannelVolumes, key: String?, own: ChannelVolumes, endsMuted: Bool = false) {
+    mutating func wrote(_ volume: ChannelVolumes, key: String?, own: ChannelVolumes) {
         guard let key, !own.values.isEmpty, !volume.matches(own) else { return }
         var list = writes[key, default: []]
         list.removeAll { $0.volume.matches(volume) }
-        list.append(Write(volume: volume, own: own, endsMuted: endsMuted))
+        list.append(Write(volume: volume, own: own))
         if list.count > Self.capacity { list.removeFirst(list.count - Self.capacity) }
         writes[key] = list
     }
@@ -96,10 +94,10 @@ struct SavedWrites {
             for level in Set(entry.duckLevels ?? []) where level > 0 && level < 1 {
                 wrote(own.scaled(by: level), key: entry.restoreID, own: own)
             }
-            // Its fade-out's end and the mute that came with it. Not "our mute is the key's newest":
-            // a stream that lived through the restart muted by its user would be taken for ours and
-            // unmuted (found by the soak on PipeWire); only a start at that silence is known ours.
-            if entry.policyMuted { wrote(own.scaled(by: 0), key: entry.restoreID, own: own, endsMuted: true) }
+            // Its fade-out's end. The mute that may have come with it is ours only as ``earlierMutes``
+            // says (a stream above the index that run saw): a start at that silence, unmuted, that its
+            // user muted while no daemon ran is the user's (the soak, in CI: taken for ours, unmuted).
+            if entry.policyMuted { wrote(own.scaled(by: 0), key: entry.restoreID, own: own) }
         }
     }
 
@@ -111,7 +109,7 @@ struct SavedWrites {
         guard let key else { return nil }
         let mutedByUs = muted && (mutedKeys.contains(key) || earlierMutes[key].map { index > $0 } == true)
         if let write = writes[key]?.last(where: { $0.volume.matches(volume) }) {
-            return Origin(own: write.own, mutedByUs: mutedByUs || (muted && write.endsMuted))
+            return Origin(own: write.own, mutedByUs: mutedByUs)
         }
         // A step of an earlier run's ramp: a copy of a journaled stream's own level scaled down by one
         // factor. Told apart from a user's level only when the own level's channels differ (a user's
