@@ -50,6 +50,11 @@ public protocol SavedLevels: AnyObject {
     /// Saves one entry; `completion` is told whether the server took it.
     func writeSavedEntry(name: String, volume: ChannelVolumes, muted: Bool, device: String?,
                          completion: ((Bool) -> Void)?)
+    /// Whether every change of a stream saves its mute too, as its key's entry. WirePlumber's
+    /// restore-stream saves a stream's whole state (volume and mute) whenever any of it changes;
+    /// module-stream-restore saves a stream's mute with a change only once a client has set that mute
+    /// or the server restored it, and otherwise keeps the entry's older mute.
+    var savesMuteWithEveryChange: Bool { get }
 }
 
 extension StreamServer {
@@ -60,4 +65,6 @@ extension PulseConnection: StreamServer {
     public var savedLevels: (any SavedLevels)? { self }
 }
 
-extension PulseConnection: SavedLevels {}
+extension PulseConnection: SavedLevels {
+    public var savesMuteWithEveryChange: Bool { tracker.serverIsPipeWire }
+}

@@ -156,6 +156,34 @@ struct FakeServerTests {
         #expect(unmutes.isEmpty == userMuted, "\(server.writes)")
     }
 
+    @Test("a call's mute the server saves again with the user's volume change: the next music is unmuted after the call (control: the user's own mute is kept), on both servers' saving",
+          arguments: [(true, true), (true, false), (false, true), (false, false)])
+    func callMuteSavedAgainWithTheUsersVolume(policyMuted: Bool, savesMuteWithEveryChange: Bool) throws {
+        server.savesMuteWithEveryChange = savesMuteWithEveryChange
+        let first = server.addStream(role: "music", application: "Music", volume: Self.own)
+        let daemon = try startDaemon()
+        daemon.run(for: 0.2)
+        if !policyMuted { server.userSetsMute(first, true) }
+        let call = server.addStream(role: "phone", application: "Phone", volume: [65536, 65536])
+        daemon.run(for: 1.5)
+        #expect(server.streams[first]?.muted == true, "\(server.writes)")
+        // A corked music stream starts with the key's saved mute: ours is undone at once (it plays
+        // nothing, so the call leaves it alone), and the server saves it unmuted.
+        let corked = server.addStream(role: "music", application: "Music", volume: Self.own, corked: true)
+        daemon.run(for: 0.3)
+        #expect(server.streams[corked]?.muted == !policyMuted, "\(server.writes)")
+        // The user sets the first music's volume, and the server saves its mute with it again.
+        server.userSetsVolume(first, [40000, 30000])
+        daemon.run(for: 0.3)
+        #expect(server.saved[Self.musicKey]?.muted == true)
+        let next = server.addStream(role: "music", application: "Music", volume: Self.own)
+        #expect(server.streams[next]?.muted == true)
+        daemon.run(for: 0.5)
+        server.removeStream(call)
+        daemon.run(for: 1.5)
+        #expect(server.streams[next]?.muted == !policyMuted, "the next music after the call: \(server.writes)")
+    }
+
     @Test("killed while ducking: the next start restores the music exactly (control: unless the user set it meanwhile)",
           arguments: [false, true])
     func crashRecovery(userSetsItMeanwhile: Bool) throws {

@@ -8,12 +8,13 @@ extension Actuation {
     /// Notes a volume written to stream `index`, which the server may save for the stream's key.
     func noteWrite(_ index: UInt32, volume: ChannelVolumes) {
         guard let live = streams[index] else { return }
-        restore.wrote(volume, to: live)
+        if restore.wrote(volume, to: live) { journalSavedMute(of: live.input.restoreID) }
     }
 
     /// Mutes or unmutes stream `index` for the policy: the server saves that as its key's mute, which
     /// the key's next stream may start with.
     func writeMute(_ index: UInt32, _ muted: Bool) {
+        update(index) { $0.muteSaved = true }
         if let live = streams[index] {
             restore.wroteMute(muted, to: live)
             journalSavedMute(of: live.input.restoreID)

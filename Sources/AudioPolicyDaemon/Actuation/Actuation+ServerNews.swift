@@ -43,12 +43,20 @@ extension Actuation {
             if input.levelChange == .theirs, input.theirVolume { live.ownVolume = input.volume }
         }
         let lateStart = old.volumePending && !input.volumePending ? volumeArrived(input.index) : nil
+        // The server saves the mute with a level someone else set, as it does with ours.
+        if lateStart == nil, input.levelChange == .theirs, input.theirVolume, let live = streams[input.index],
+           restore.levelChanged(live) {
+            journalSavedMute(of: input.restoreID)
+        }
         return (old, lateStart)
     }
 
     /// Muted or unmuted by someone else: the mute is theirs either way, never the policy's to undo.
     func userMuted(_ index: UInt32) {
-        update(index) { $0.policyMuted = false }
+        update(index) {
+            $0.policyMuted = false
+            $0.muteSaved = true
+        }
         if let live = streams[index] {
             restore.theyMuted(live)
             journalSavedMute(of: live.input.restoreID)

@@ -14,6 +14,10 @@ struct LiveStream {
     var wanted: Double = 1
     /// Whether the mute fallback has muted it (so stop and repair unmute it).
     var policyMuted = false
+    /// Whether PulseAudio saves its mute with each change of it: a client (we or the user) has set its
+    /// mute, or it started muted (the server restored its key's mute). See
+    /// ``SavedLevels/savesMuteWithEveryChange``.
+    var muteSaved: Bool
     /// When we last wrote its volume (monotonic µs): a write sent just before the stream ended may
     /// never have been applied (see ``Actuation/streamEnded(_:)``).
     var lastWriteAt: UInt64?
@@ -21,6 +25,7 @@ struct LiveStream {
     init(_ input: SinkInput) {
         self.input = input
         self.ownVolume = input.volume
+        self.muteSaved = input.muted
     }
 
     /// The stream's journal entry as it stands, with `pausedPlayers`, the run's `duckLevels` and where

@@ -72,6 +72,17 @@ struct SavedWrites {
         earlierMutes[key] = nil
     }
 
+    /// The server saved a stream's mute as `key`'s again, with a change of its level: the mute is ours
+    /// when the policy holds that stream muted, else the stream's own. Returns whether that changed
+    /// whose the key's saved mute is.
+    mutating func mutesSaved(ours: Bool, key: String?) -> Bool {
+        guard let key else { return false }
+        if ours { return mutedKeys.insert(key).inserted }
+        let changed = mutedKeys.remove(key) != nil || earlierMutes[key] != nil
+        earlierMutes[key] = nil
+        return changed
+    }
+
     /// Whether the key's saved mute is this run's mute (the newest one a stream of it was given).
     func savedMuteIsOurs(key: String?) -> Bool {
         key.map { mutedKeys.contains($0) } ?? false

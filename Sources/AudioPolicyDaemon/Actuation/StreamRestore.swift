@@ -60,9 +60,23 @@ final class StreamRestore {
 
     // MARK: - What we wrote
 
-    /// A volume written to `live`, which the server may save for its key.
-    func wrote(_ volume: ChannelVolumes, to live: LiveStream) {
+    /// A volume written to `live`, which the server may save for its key. Returns whether that changed
+    /// whose the key's saved mute is (``levelChanged(_:)``).
+    func wrote(_ volume: ChannelVolumes, to live: LiveStream) -> Bool {
         writes.wrote(volume, key: live.input.restoreID, own: live.ownVolume)
+        return levelChanged(live)
+    }
+
+    /// The level of `live` changed (our write or the user's): the server saves its mute with it as its
+    /// key's, if it saves mutes with every change (WirePlumber) or this stream's mute is one it saves
+    /// (``LiveStream/muteSaved``, PulseAudio). The key's saved mute is then ours exactly when the
+    /// policy holds `live` muted (the soak, on PipeWire: the user's volume change to a stream a call had
+    /// muted saved that mute again after our unmute of another stream of the key; the next stream
+    /// started with it and its mute was taken for the user's, left muted for good). Returns whether
+    /// whose the saved mute is changed.
+    func levelChanged(_ live: LiveStream) -> Bool {
+        guard let levels = server?.savedLevels, levels.savesMuteWithEveryChange || live.muteSaved else { return false }
+        return writes.mutesSaved(ours: live.policyMuted, key: live.input.restoreID)
     }
 
     /// A mute or unmute written to `live`, which the server saves as its key's mute.

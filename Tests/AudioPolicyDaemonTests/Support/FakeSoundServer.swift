@@ -8,7 +8,9 @@ import SoundServer
 /// it the way libpulse tells: on the loop, never inside the call that caused it; `.ready`, then the
 /// initial snapshot, then changes, each change marked as the echo of the connection's own write or as
 /// someone else's. Like module-stream-restore, a volume or mute written to a stream is saved for its
-/// restore key, and a new stream with a saved key starts at the saved level.
+/// restore key, and a new stream with a saved key starts at the saved level. A change saves the stream's
+/// mute with its volume as WirePlumber does (``savesMuteWithEveryChange``), or, turned off, only once a
+/// client set that mute or the server restored it, as PulseAudio does.
 final class FakeSoundServer {
     /// One write a client sent, in the order sent.
     enum Write: Equatable, CustomStringConvertible {
@@ -31,6 +33,11 @@ final class FakeSoundServer {
     /// The stream-restore table, by key.
     var saved: [String: StreamRestoreEntry] = [:]
     private(set) var writes: [Write] = []
+    /// Whether every change of a stream saves its mute too (WirePlumber), or only a mute a client set or
+    /// the server restored (PulseAudio).
+    var savesMuteWithEveryChange = true
+    /// Streams whose mute a client set or the server restored: PulseAudio saves it with each change.
+    private var muteSaved: Set<UInt32> = []
     /// Called as each write is sent, before the server applies it.
     var onWrite: (Write) -> Void = { _ in }
     private(set) var isUp = true
@@ -70,6 +77,7 @@ final class FakeSoundServer {
         if let entry = saved[key] {
             if !appSetsVolume, let savedVolume = entry.volume, savedVolume.channels == volume.count { level = savedVolume }
             isMuted = entry.muted
+            muteSaved.insert(index)
         }
         var input = SinkInput(index: index, clientIndex: index + 100, sinkIndex: sink, name: "\(application) stream",
                               properties: properties, volume: level, muted: isMuted, corked: corked)
@@ -89,6 +97,7 @@ final class FakeSoundServer {
 
     /// Someone else (the user, a mixer) mutes or unmutes a stream.
     func userSetsMute(_ index: UInt32, _ muted: Bool) {
+        muteSaved.insert(index)
         apply(index, by: nil) { $0.muted = muted }
     }
 
@@ -152,7 +161,9 @@ final class FakeSoundServer {
         onWrite(write)
         switch write {
         case let .volume(index, volume): apply(index, by: connection) { $0.volume = volume }
-        case let .mute(index, muted): apply(index, by: connection) { $0.muted = muted }
+        case let .mute(index, muted):
+            muteSaved.insert(index)
+            apply(index, by: connection) { $0.muted = muted }
         case let .saved(name, volume, muted):
             saved[name] = StreamRestoreEntry(name: name, volume: volume, muted: muted, device: saved[name]?.device)
         }
@@ -164,7 +175,9 @@ final class FakeSoundServer {
         streams[index] = input
         // module-stream-restore saves what clients set, for the stream's key.
         if let key = input.restoreID {
-            saved[key] = StreamRestoreEntry(name: key, volume: input.volume, muted: input.muted, device: saved[key]?.device)
+            let savesMute = savesMuteWithEveryChange || muteSaved.contains(index)
+            let muted = savesMute ? input.muted : saved[key]?.muted ?? false
+            saved[key] = StreamRestoreEntry(name: key, volume: input.volume, muted: muted, device: saved[key]?.device)
         }
         for connection in connections { connection.changed(input, by: writer) }
     }
@@ -173,6 +186,7 @@ final class FakeSoundServer {
 /// One client's connection to a ``FakeSoundServer``: what a ``PulseConnection`` would deliver.
 final class FakeServerConnection: StreamServer, SavedLevels {
     var savedLevels: (any SavedLevels)? { self }
+    var savesMuteWithEveryChange: Bool { server.savesMuteWithEveryChange }
     var onNews: (ServerNews) -> Void = { _ in }
 
     private(set) var state: PulseConnection.State = .unconnected
