@@ -201,4 +201,36 @@ struct OutputFakeServerTests {
         #expect(server.streams[judged]?.volume.values == (survivorMutedByUser ? [30000, 30000] : [40000, 36000]))
         _ = first
     }
+
+    @Test("killed while holding the music muted after its headset went away: the next run keeps it muted at its own level until the user's volume change unmutes it (control: killed while a call's mute fallback held it, the next run unmutes it)",
+          arguments: [true, false])
+    func holdAfterACrash(headsetLost: Bool) throws {
+        let (first, music) = try musicOnHeadset()
+        var call: UInt32?
+        if headsetLost {
+            server.removeSink(1, rescueTo: 0)
+            first.run(for: 1.5) // past the switch window: held until the user acts
+        } else {
+            call = server.addStream(role: "phone", application: "Phone", volume: [65536, 65536])
+            first.run(for: 1.5)
+        }
+        #expect(server.streams[music]?.muted == true, "\(server.writes)")
+        #expect(first.journal.contains { $0.sinkInput == music && $0.policyMuted && ($0.heldForLoss == true) == headsetLost },
+                "\(first.journal)")
+        // Killed: its connection hears nothing more, its loop never runs again. The call ends meanwhile.
+        server.dropConnections()
+        if let call { server.removeStream(call) }
+        let second = try startDaemon(name: "second")
+        second.run(for: 1)
+        #expect(server.streams[music]?.muted == headsetLost, "after the next start: \(server.writes)")
+        #expect(server.streams[music]?.volume.values == Self.own, "\(String(describing: server.streams[music]?.volume))")
+        guard headsetLost else { return }
+        #expect(second.journal.contains { $0.sinkInput == music && $0.heldForLoss == true }, "not on record: \(second.journal)")
+        server.userSetsVolume(music, [30000, 30000])
+        #expect(second.run(until: { server.streams[music]?.muted == false }, timeout: 2),
+                "the user's volume change did not unmute it: \(server.writes)")
+        second.run(for: 0.3)
+        #expect(server.streams[music]?.volume.values == [30000, 30000])
+        #expect(second.run(until: { second.journal.isEmpty }), "the journal kept \(second.journal)")
+    }
 }

@@ -144,7 +144,7 @@ struct FixtureLoaderTests {
             """, file: "f.toml")
         #expect(fixture.steps.map(summary) == [
             "0 @1: streamEnded(b)",
-            "10 @1: streamStarted(a, [:], player: nil, playing: true, muted: false)",
+            "10 @1: streamStarted(a, [:], player: nil, playing: true, muted: false, held: false)",
         ])
         #expect(fixture.steps.map(\.location.column) == [36, 10])
     }
@@ -196,7 +196,7 @@ struct FixtureLoaderTests {
             start = "a"
             propertes = {}
             """, errors: [
-                "4:1: unknown key `propertes` in [[event]] (did you mean `properties`?); allowed keys: at, start, end, volume, mute, playing, paused, interrupt, release, change, player-gone, audible, silent, measuring, capture, capture-end, player-changed, pause-ignored, claim, stop, output, output-gone, move, focus, window-closed, focus-unknown, properties, player, level, muted, class, corked, to, port",
+                "4:1: unknown key `propertes` in [[event]] (did you mean `properties`?); allowed keys: at, start, end, volume, mute, playing, paused, interrupt, release, change, player-gone, audible, silent, measuring, capture, capture-end, player-changed, pause-ignored, claim, stop, output, output-gone, move, focus, window-closed, focus-unknown, properties, player, level, muted, class, corked, held, to, port",
             ]),
         Bad(name: "keys of another verb", text: """
             [[event]]

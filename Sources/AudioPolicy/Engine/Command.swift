@@ -7,6 +7,12 @@ public enum Command: Hashable, Sendable {
     /// Pause fallback for a stream with no controllable player: fade from factor `from` (where the stream
     /// is now, mid-ramp included) to silence over `fade` ms, then mute.
     case mute(StreamID, from: Double, fade: Milliseconds)
+    /// The policy's mute of the stream is held until the user acts: its output went away (and did not
+    /// come back within the switch window), and it has no player to pause or was muted for an
+    /// interruption when it went. Unlike the mute fallback's, a crash must not undo it, or the next run
+    /// would let the stream play on the speakers. Ends with ``unmute(_:to:fade:)``, or with the user's
+    /// own mute.
+    case hold(StreamID)
     /// Undo ``mute(_:from:fade:)``: unmute, then fade in from silence to factor `to` over `fade` ms.
     case unmute(StreamID, to: Double, fade: Milliseconds)
     /// Ask the stream's player to pause (MPRIS `Pause`).

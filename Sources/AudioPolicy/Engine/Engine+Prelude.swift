@@ -7,7 +7,7 @@ extension Engine {
     /// The events, each with its time, that bring a fresh engine to the streams this one knows at `now`:
     /// each live stream's start at the time it started (at most ``preludeHorizon`` ago; a hook's
     /// interruption for a hook) and the output it plays on, then what was reported of it since — found silent, paused by its
-    /// player or the user, muted by the user — and every live microphone capture.
+    /// player or the user, muted by the user, held muted for a lost output — and every live microphone capture.
     ///
     /// Why: `audio-policyd record` joins a session that is already going; its fixture opens with these
     /// so that the replay has the same streams, with the same grace left, to act on. Earlier history
@@ -31,7 +31,8 @@ extension Engine {
                 continue
             }
             events.append((started, .streamStarted(stream.id, stream.properties, player: stream.player,
-                                                   playing: stream.hasPlayed, muted: stream.userMuted)))
+                                                   playing: stream.hasPlayed, muted: stream.userMuted,
+                                                   held: stream.outputLoss?.phase == .held)))
             if let output = stream.output { events.append((started, .streamMoved(stream.id, to: output))) }
             if !stream.audibility.audible {
                 if stream.audibility.heard { events.append((started, .audibility(stream.id, audible: true))) }

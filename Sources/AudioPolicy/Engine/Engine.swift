@@ -42,9 +42,10 @@ public struct Engine: Sendable {
         switch event {
         case let .stop(fade):
             return releaseAll(at: now, fade: fade)
-        case let .streamStarted(id, properties, player, playing, muted):
+        case let .streamStarted(id, properties, player, playing, muted, held):
             start(id, properties: properties, player: player, className: nil, playing: playing, muted: muted,
                   now: now, into: &out)
+            if held, !muted { holdRecovered(id, now: now, into: &out) }
         case let .interruptionBegan(token, className, properties):
             start(token, properties: properties, player: nil, className: className, playing: true, muted: false,
                   now: now, into: &out)

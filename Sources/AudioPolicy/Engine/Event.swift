@@ -9,7 +9,11 @@ public enum Event: Hashable, Sendable {
     /// server restored the user's mute for its app or role, or the daemon started after the user muted
     /// it): the mute is theirs, so the mute fallback leaves it alone and never unmutes it after. Told
     /// with the start, not after it, because the engine decides about the stream as it starts.
-    case streamStarted(StreamID, Properties, player: PlayerID?, playing: Bool = true, muted: Bool = false)
+    /// `held` is true for a stream an earlier run of the daemon held muted because its output went away
+    /// (recovered from that run's journal; muted, and not `muted` by its user): it stays held until the
+    /// user acts, as if this engine had held it, rather than being heard on the speakers after a crash.
+    case streamStarted(StreamID, Properties, player: PlayerID?, playing: Bool = true, muted: Bool = false,
+                       held: Bool = false)
     /// A stream's properties changed (it may be classified anew).
     case streamChanged(StreamID, Properties)
     /// A stream went away.

@@ -20,6 +20,8 @@ public struct FixtureEvent: Hashable, Sendable {
     public var className: String?
     /// `start` only: the stream was created corked (`corked = true`).
     public var corked: Bool?
+    /// `start` only: an earlier run held it muted for a lost output (`held = true`).
+    public var held: Bool?
     /// `move` only: the output the stream plays on now.
     public var to: String?
     /// `output` only: its active port, as `{ name, type, available }`.
@@ -27,7 +29,7 @@ public struct FixtureEvent: Hashable, Sendable {
 
     public init(verb: String, id: String, properties: Properties? = nil, player: String? = nil,
                 level: Double? = nil, muted: Bool? = nil, className: String? = nil, corked: Bool? = nil,
-                to: String? = nil, port: Properties? = nil) {
+                held: Bool? = nil, to: String? = nil, port: Properties? = nil) {
         self.verb = verb
         self.id = id
         self.properties = properties
@@ -36,6 +38,7 @@ public struct FixtureEvent: Hashable, Sendable {
         self.muted = muted
         self.className = className
         self.corked = corked
+        self.held = held
         self.to = to
         self.port = port
     }
@@ -45,9 +48,9 @@ public struct FixtureEvent: Hashable, Sendable {
     public init?(_ event: Event) {
         func nonEmpty(_ properties: Properties) -> Properties? { properties.isEmpty ? nil : properties }
         switch event {
-        case let .streamStarted(id, properties, player, playing, muted):
+        case let .streamStarted(id, properties, player, playing, muted, held):
             self.init(verb: "start", id: id.rawValue, properties: nonEmpty(properties), player: player?.rawValue,
-                      muted: muted ? true : nil, corked: playing ? nil : true)
+                      muted: muted ? true : nil, corked: playing ? nil : true, held: held ? true : nil)
         case let .streamEnded(id): self.init(verb: "end", id: id.rawValue)
         case let .streamChanged(id, properties): self.init(verb: "change", id: id.rawValue, properties: properties)
         case let .userVolume(id, level): self.init(verb: "volume", id: id.rawValue, level: level)
@@ -88,6 +91,7 @@ public struct FixtureEvent: Hashable, Sendable {
         if let properties { lines.append("properties = \(Self.table(properties))") }
         if let player { lines.append("player = \(Self.quote(player))") }
         if let corked { lines.append("corked = \(corked)") }
+        if let held { lines.append("held = \(held)") }
         if let to { lines.append("to = \(Self.quote(to))") }
         if let port { lines.append("port = \(Self.table(port))") }
         return lines
@@ -126,6 +130,7 @@ extension FixtureEvent: Codable {
         try container.encodeIfPresent(muted, forKey: Key("muted"))
         try container.encodeIfPresent(className, forKey: Key("class"))
         try container.encodeIfPresent(corked, forKey: Key("corked"))
+        try container.encodeIfPresent(held, forKey: Key("held"))
         try container.encodeIfPresent(to, forKey: Key("to"))
         try container.encodeIfPresent(port, forKey: Key("port"))
     }
@@ -144,6 +149,7 @@ extension FixtureEvent: Codable {
                   muted: try container.decodeIfPresent(Bool.self, forKey: Key("muted")),
                   className: try container.decodeIfPresent(String.self, forKey: Key("class")),
                   corked: try container.decodeIfPresent(Bool.self, forKey: Key("corked")),
+                  held: try container.decodeIfPresent(Bool.self, forKey: Key("held")),
                   to: try container.decodeIfPresent(String.self, forKey: Key("to")),
                   port: try container.decodeIfPresent(Properties.self, forKey: Key("port")))
     }

@@ -78,7 +78,7 @@ public enum FixtureLoader {
     static let noFocus = "none"
     /// The keys each verb takes besides `at`; the first list is required.
     static let eventOptions: [String: (required: [String], optional: [String])] = [
-        "start": ([], ["properties", "player", "corked", "muted"]),
+        "start": ([], ["properties", "player", "corked", "muted", "held"]),
         "volume": (["level"], []),
         "mute": (["muted"], []),
         "interrupt": (["class"], ["properties"]),
@@ -89,7 +89,7 @@ public enum FixtureLoader {
         "output": ([], ["properties", "port"]),
         "move": (["to"], []),
     ]
-    static let optionKeys = ["properties", "player", "level", "muted", "class", "corked", "to", "port"]
+    static let optionKeys = ["properties", "player", "level", "muted", "class", "corked", "held", "to", "port"]
     static let expectKeys = ["at", "stream", "state", "volume", "muted", "now-playing"]
 
     private static func readAt(_ table: TOMLTable, at path: TOMLKeyPath, location: SourceLocation,
@@ -141,11 +141,13 @@ extension FixtureLoader {
             let player = reader.string(table, "player", at: path)
             let corked = reader.bool(table, "corked", at: path)
             let muted = reader.bool(table, "muted", at: path)
+            let held = reader.bool(table, "held", at: path)
             guard let id, table["properties"] == nil || properties != nil, table["player"] == nil || player != nil,
-                  table["corked"] == nil || corked != nil, table["muted"] == nil || muted != nil
+                  table["corked"] == nil || corked != nil, table["muted"] == nil || muted != nil,
+                  table["held"] == nil || held != nil
             else { return nil }
             return .event(.streamStarted(id, properties ?? [:], player: player.map(PlayerID.init),
-                                         playing: !(corked ?? false), muted: muted ?? false))
+                                         playing: !(corked ?? false), muted: muted ?? false, held: held ?? false))
         case "volume":
             var level = reader.number(table, "level", at: path)
             if let written = level, !(0...1.5).contains(written) {

@@ -141,6 +141,21 @@ extension Engine {
         }
     }
 
+    /// A new stream an earlier run held muted for a lost output (``Event/streamStarted(_:_:player:playing:muted:held:)``):
+    /// held on until the user acts. Which output it lost is not known any more, so it never comes back
+    /// by itself (no `resume-when-back`).
+    mutating func holdRecovered(_ id: StreamID, now: Milliseconds, into out: inout [Command]) {
+        guard var stream = streams[id], stream.isLive, !stream.isHook, !stream.userMuted else { return }
+        let reason = "an earlier run held it muted: its output went away"
+        stream.outputLoss = OutputLoss(phase: .held, output: stream.output ?? OutputID(""), device: nil, reason: reason,
+                                       label: "its output", since: now, action: stream.interruptionClass.onOutputLoss,
+                                       port: nil)
+        stream.ramp = Ramp(from: 0, to: 0, start: now, duration: 0)
+        streams[id] = stream
+        out.append(.decision(decision(stream, reason: reason, action: "stays muted " + Self.untilTheUserActs,
+                                      outcome: .muted)))
+    }
+
     /// Heard on its output: playing, not paused or muted by anyone, not found silent.
     private func isHeard(_ stream: TrackedStream) -> Bool {
         stream.playing && stream.hasPlayed && stream.pausedBy == nil && !stream.userMuted && stream.audibility.audible
@@ -170,6 +185,7 @@ extension Engine {
                     loss.phase = .held
                     loss.fallbackMute = false // the mute is the loss's now
                     stream.outputLoss = loss
+                    out.append(.hold(sid))
                     out.append(.decision(decision(stream, reason: loss.reason, action: "stays muted " + Self.untilTheUserActs,
                                                   outcome: .muted)))
                 }
@@ -188,6 +204,7 @@ extension Engine {
             } else {
                 loss.phase = .held
                 stream.outputLoss = loss
+                out.append(.hold(sid))
                 out.append(.decision(decision(stream, reason: loss.reason + (loss.action == .pause ? "; no player" : ""),
                                               action: "stays muted " + Self.untilTheUserActs, outcome: .muted)))
             }

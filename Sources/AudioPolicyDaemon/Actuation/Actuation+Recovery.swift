@@ -17,6 +17,7 @@ extension Actuation {
     /// `completion` runs once the server has taken every write (the journal is cleared then).
     func recoverFromJournal(_ inputs: [SinkInput], completion: @escaping () -> Void) -> [SinkInput] {
         let entries = journal.beginRecovery()
+        recoveredHolds = []
         // Streams that started while no daemon ran may have been given its ducks.
         restore.recovered(entries)
         guard !entries.isEmpty, let server else {
@@ -33,7 +34,12 @@ extension Actuation {
             }
             var input = restored[position]
             let name = "stream \(entry.sinkInput) (\(entry.application ?? "?"))"
-            if entry.policyMuted, input.muted {
+            if entry.policyMuted, input.muted, entry.heldForLoss == true {
+                // Its output went away and the user has not acted: unmuted, it would play on the speakers.
+                // Its level comes back under the mute, and the engine holds it on (``streamAppeared(_:)``).
+                recoveredHolds.insert(input.index)
+                outcome.append("\(name) kept muted (its output went away; held until the user acts)")
+            } else if entry.policyMuted, input.muted {
                 server.setMute(index: input.index, muted: false)
                 input.muted = false
                 outcome.append("\(name) unmuted")

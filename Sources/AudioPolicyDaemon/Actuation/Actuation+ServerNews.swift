@@ -13,11 +13,24 @@ extension Actuation {
         var adopted = false
         /// Its mute, too, came from us (a fade-out's end, an instant mute), so it is not the user's.
         var mutedByUs = false
+        /// An earlier run held it muted for a lost output, and recovery kept it so: the engine holds it on.
+        var held = false
     }
 
     /// A new sink input, before the engine hears of it.
     func streamAppeared(_ input: SinkInput) -> SavedStart {
-        insert(LiveStream(input))
+        var live = LiveStream(input)
+        let held = recoveredHolds.remove(input.index) != nil && input.muted
+        if held {
+            live.policyMuted = true
+            live.heldForLoss = true
+        }
+        insert(live)
+        // On record again at once: a second crash must find it held too.
+        if held {
+            journalSync(input.index)
+            return SavedStart(held: true)
+        }
         // Seen: the journal's entries of its key, if the policy's mute is that key's saved one, must keep
         // it known (and its own mute, if it has one, the user's) should this run end.
         if restore.streamAppeared(input) { journalSavedMute(of: input.restoreID) }
@@ -55,6 +68,7 @@ extension Actuation {
     func userMuted(_ index: UInt32) {
         update(index) {
             $0.policyMuted = false
+            $0.heldForLoss = false
             $0.muteSaved = true
         }
         if let live = streams[index] {

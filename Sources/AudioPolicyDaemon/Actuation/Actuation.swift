@@ -25,6 +25,9 @@ final class Actuation {
     private(set) var duckLevels: [Double] = []
     /// The server's saved levels: what it may have saved of our writes, and their repairs.
     let restore: StreamRestore
+    /// Streams an earlier run held muted for a lost output, kept muted by recovery: the engine hears them
+    /// held when they are added (``streamAppeared(_:)``).
+    var recoveredHolds: Set<UInt32> = []
     /// What the daemon has changed and not yet put back, on disk (Actuation+Journal).
     var journal: Journal
     /// Armed once, right after a change that grew the journal's log too long.
@@ -103,9 +106,14 @@ final class Actuation {
             streams[index]?.policyMuted = true
             ramps.start(index, Ramp(from: from, to: 0, start: now, duration: fade), then: .mute)
             journalSync(index)
+        case let .hold(id):
+            guard let index = index(of: id), streams[index]?.policyMuted == true else { return }
+            streams[index]?.heldForLoss = true
+            journalSync(index)
         case let .unmute(id, to, fade):
             guard let index = index(of: id) else { return }
             streams[index]?.policyMuted = false
+            streams[index]?.heldForLoss = false
             noteDuckLevel(to)
             ramps.start(index, Ramp(from: 0, to: to, start: now, duration: fade))
             journalSync(index)

@@ -14,6 +14,9 @@ struct LiveStream {
     var wanted: Double = 1
     /// Whether the mute fallback has muted it (so stop and repair unmute it).
     var policyMuted = false
+    /// Whether that mute is held until the user acts (its output went away: ``Command/hold(_:)``), so
+    /// that recovery after a crash keeps it rather than letting the stream play on the speakers.
+    var heldForLoss = false
     /// Whether PulseAudio saves its mute with each change of it: a client (we or the user) has set its
     /// mute, or it started muted (the server restored its key's mute). See
     /// ``SavedLevels/savesMuteWithEveryChange``.
@@ -34,8 +37,8 @@ struct LiveStream {
     /// as the app's saved volume).
     func journalEntry(pausedPlayers: [String], duckLevels: [Double], savedMuteAbove: UInt32?) -> JournalEntry {
         JournalEntry(input, ownVolume: input.volumePending ? ChannelVolumes(values: []) : ownVolume,
-                     policyMuted: policyMuted, pausedPlayers: pausedPlayers, duckLevels: duckLevels,
-                     savedMuteAbove: savedMuteAbove)
+                     policyMuted: policyMuted, heldForLoss: heldForLoss, pausedPlayers: pausedPlayers,
+                     duckLevels: duckLevels, savedMuteAbove: savedMuteAbove)
     }
 
     /// The volume that carries `factor`: exactly the user's own at 1.

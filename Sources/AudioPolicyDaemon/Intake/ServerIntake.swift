@@ -140,8 +140,9 @@ final class ServerIntake {
         // Created corked, it is no sound yet: it interrupts nothing until it first plays. Muted, it was
         // muted by its user (or app) unless the mute is one of ours the server saved for its key: the
         // engine must know before it decides, or its mute fallback would take the mute over and undo it.
+        // Held, an earlier run held it muted for a lost output: the engine holds it on until the user acts.
         feed(.streamStarted(id, input.properties, player: players.playerForNewStream(input), playing: !input.corked,
-                            muted: input.muted && !savedStart.mutedByUs))
+                            muted: input.muted && !savedStart.mutedByUs && !savedStart.held, held: savedStart.held))
         feed(.streamMoved(id, to: OutputID(sink: input.sinkIndex)))
         actuation.streamDecided(input.index, savedStart)
         if !input.corked, players.isPlaying(input.index) {

@@ -24,6 +24,10 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     public var muted: Bool
     /// Whether the policy's mute fallback muted it (so recovery unmutes it).
     public var policyMuted: Bool
+    /// Set when that mute is held until the user acts, because the stream's output went away: recovery
+    /// keeps it muted (at its own level) and the next run holds it on, rather than letting it play on the
+    /// speakers. Nil otherwise, and in older journals.
+    public var heldForLoss: Bool?
     /// The MPRIS players the policy paused for this stream, meaning to resume them.
     public var pausedPlayers: [String]
     /// Every factor below 1 the daemon had ducked a stream to when the entry was written (ascending).
@@ -45,8 +49,8 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     public var savedMuteAbove: UInt32?
 
     public init(sinkInput: UInt32, restoreID: String?, application: String?, pid: Int?, volume: [UInt32],
-                channelMap: [Int32], muted: Bool, policyMuted: Bool = false, pausedPlayers: [String] = [],
-                duckLevels: [Double]? = nil, savedMuteAbove: UInt32? = nil) {
+                channelMap: [Int32], muted: Bool, policyMuted: Bool = false, heldForLoss: Bool? = nil,
+                pausedPlayers: [String] = [], duckLevels: [Double]? = nil, savedMuteAbove: UInt32? = nil) {
         self.sinkInput = sinkInput
         self.restoreID = restoreID
         self.application = application
@@ -55,6 +59,7 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         self.channelMap = channelMap
         self.muted = muted
         self.policyMuted = policyMuted
+        self.heldForLoss = heldForLoss
         self.pausedPlayers = pausedPlayers
         self.duckLevels = duckLevels
         self.savedMuteAbove = savedMuteAbove
@@ -98,13 +103,13 @@ public struct JournalEntry: Codable, Hashable, Sendable {
 
 extension JournalEntry {
     /// The entry for `input` as it is now, with `ownVolume` as the user's volume.
-    init(_ input: SinkInput, ownVolume: ChannelVolumes, policyMuted: Bool, pausedPlayers: [String],
+    init(_ input: SinkInput, ownVolume: ChannelVolumes, policyMuted: Bool, heldForLoss: Bool, pausedPlayers: [String],
          duckLevels: [Double], savedMuteAbove: UInt32?) {
         self.init(sinkInput: input.index, restoreID: input.restoreID, application: input.applicationName,
                   pid: input.properties["application.process.id"].flatMap { Int($0) },
                   volume: ownVolume.values, channelMap: ownVolume.channelMap,
                   muted: policyMuted ? false : input.muted, policyMuted: policyMuted,
-                  pausedPlayers: pausedPlayers, duckLevels: duckLevels,
+                  heldForLoss: policyMuted && heldForLoss ? true : nil, pausedPlayers: pausedPlayers, duckLevels: duckLevels,
                   savedMuteAbove: policyMuted ? savedMuteAbove : nil)
     }
 }

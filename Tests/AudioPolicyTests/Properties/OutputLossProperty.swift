@@ -126,7 +126,7 @@ struct OutputLossModel {
                     if let from = location[id], from != to { movedOff[id] = (from, step.time) }
                     location[id] = to
                 }
-            case let .streamStarted(id, _, _, isPlaying, _):
+            case let .streamStarted(id, _, _, isPlaying, _, _):
                 location[id] = nil
                 movedOff[id] = nil
                 losses[id] = nil

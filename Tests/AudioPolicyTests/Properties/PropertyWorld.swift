@@ -270,7 +270,7 @@ struct PropertyGenerator {
     private mutating func track(_ step: PropertyStep) {
         guard case let .event(event) = step.action else { return }
         switch event {
-        case let .streamStarted(id, _, player, _, _):
+        case let .streamStarted(id, _, player, _, _, _):
             if live[id] == nil { liveOrder.append(id) }
             live[id] = player
             if let player, !players.contains(player) { players.append(player) }
