@@ -49,9 +49,15 @@ final class OutputTests {
 
     /// Loads the headset: a null sink with a Bluetooth device's properties. Returns its module index.
     func loadHeadset() throws -> String {
-        let module = try run("pactl", "load-module", "module-null-sink", "sink_name=headset",
-                             "sink_properties=\"\(Self.headsetProperties)\"").trimmingCharacters(in: .whitespacesAndNewlines)
+        let module = try Self.loadHeadset(changes: changes)
         modules.append(module)
+        return module
+    }
+
+    /// Loads the headset sink (`headset`) and waits for the server to list it. Returns its module index.
+    static func loadHeadset(changes: Changes) throws -> String {
+        let module = try run("pactl", "load-module", "module-null-sink", "sink_name=headset",
+                             "sink_properties=\"\(headsetProperties)\"").trimmingCharacters(in: .whitespacesAndNewlines)
         try changes.await("the headset sink", timeout: 5) { () throws -> Probe<Void> in
             let sinks = try run("pactl", "list", "short", "sinks")
             return sinks.contains("headset") ? .done(()) : .waiting(sinks)

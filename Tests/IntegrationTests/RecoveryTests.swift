@@ -83,6 +83,42 @@ final class RecoveryTests {
         }
     }
 
+    @Test("killed -9 while holding the music of a lost headset muted: the next start keeps it muted, at the user's level, until the user's volume change unmutes it (control: the call's mute above is undone)")
+    func killedWhileHoldingALostHeadsetsMusic() throws {
+        let module = try OutputTests.loadHeadset(changes: session.changes)
+        var unloaded = false
+        defer { if !unloaded { _ = try? run("pactl", "unload-module", module) } }
+        let (music, own) = try session.startMusic()
+        let index = try #require(music.index)
+        _ = try run("pactl", "move-sink-input", "\(index)", "headset")
+        let first = try startDaemon()
+        try session.awaitStatus(first, "the music known to play on the headset") { status in
+            status.streams.contains { $0.index == index && $0.state == .playing }
+        }
+        // Its battery dies: the server moves the music to the speakers; no player, so it is held muted.
+        _ = try run("pactl", "unload-module", module)
+        unloaded = true
+        try first.awaitLog("stays muted until the user", timeout: 5)
+        let entry = try #require(try Self.entries(in: journal).first { $0.sinkInput == index }, "not journaled")
+        #expect(entry.policyMuted && entry.heldForLoss == true, "\(entry)")
+        first.kill()
+
+        let second = try startDaemon()
+        try second.awaitLog("journal: recovery done")
+        #expect(second.log.contains { $0.contains("kept muted (its output went away") }, "\(second.logText)")
+        // Muted on the speakers, its volume the user's again under the mute, and it stays so.
+        try session.awaitStream(music, "muted at the user's level") { $0.muted && DaemonTests.matches($0.volume, own) }
+        try session.changes.watch(for: 1) {
+            let now = try music.stream()
+            #expect(now.muted, "unmuted on the speakers: \(now)")
+        }
+        // The user acts: a volume change unmutes it, at that volume.
+        let chosen = try music.setVolume(percent: [60, 60])
+        try session.awaitStream(music, "unmuted at the user's new level") { !$0.muted && DaemonTests.matches($0.volume, chosen) }
+        try awaitJournalEmpty()
+        #expect(second.problems.isEmpty, "\(second.problems)")
+    }
+
     @Test("killed -9 mid-duck, restarted while the prompt still plays: ducks again from the user's level, restores to it")
     func restartedDuringTheInterruption() throws {
         let (music, own) = try session.startMusic()
