@@ -19,7 +19,7 @@ extension PulseConnection {
         guard let context else { return }
         let server = ServerInfoRequest(connection: self)
         if !server.start({ pa_context_get_server_info(context, ServerInfoRequest.callback, $0) }) {
-            serverDescribed(nil)
+            serverDescribed(nil, cookie: nil)
         }
         let mask = pa_subscription_mask_t(
             rawValue: PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue | PA_SUBSCRIPTION_MASK_CLIENT.rawValue
@@ -44,8 +44,9 @@ extension PulseConnection {
         listSinks()
     }
 
-    func serverDescribed(_ description: String?) {
+    func serverDescribed(_ description: String?, cookie: UInt32?) {
         serverDescription = description
+        self.cookie = cookie
         tracker.serverIsPipeWire = description?.contains("PipeWire") == true
         setState(.ready)
     }
@@ -374,6 +375,6 @@ private final class ServerInfoRequest: PulseRequest {
             let version = info.pointee.server_version.map { String(cString: $0) } ?? ""
             return version.isEmpty ? name : "\(name) \(version)"
         }
-        request.connection?.serverDescribed(description)
+        request.connection?.serverDescribed(description, cookie: info?.pointee.cookie)
     }
 }

@@ -54,6 +54,8 @@ public final class PulseConnection {
     /// The server's name and version, e.g. `pulseaudio 16.1` or
     /// `PulseAudio (on PipeWire 0.3.65) 15.0.0`; set before `.ready` is reported.
     public internal(set) var serverDescription: String?
+    /// The server instance's cookie, told with its description (``SavedLevels/serverCookie``).
+    var cookie: UInt32?
 
     /// Monotonic time (µs) at which the last subscription event entered the
     /// process: the start of the daemon's reaction time.

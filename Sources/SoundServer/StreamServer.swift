@@ -55,6 +55,10 @@ public protocol SavedLevels: AnyObject {
     /// module-stream-restore saves a stream's mute with a change only once a client has set that mute
     /// or the server restored it, and otherwise keeps the entry's older mute.
     var savesMuteWithEveryChange: Bool { get }
+    /// The server instance's cookie (`pa_server_info.cookie`), a random number each time the server
+    /// starts: a sink-input index means something only on the instance that gave it (indexes start
+    /// again on a restarted server). Nil when the server did not tell.
+    var serverCookie: UInt32? { get }
 }
 
 extension StreamServer {
@@ -67,4 +71,5 @@ extension PulseConnection: StreamServer {
 
 extension PulseConnection: SavedLevels {
     public var savesMuteWithEveryChange: Bool { tracker.serverIsPipeWire }
+    public var serverCookie: UInt32? { cookie }
 }

@@ -233,4 +233,30 @@ struct OutputFakeServerTests {
         #expect(server.streams[music]?.volume.values == [30000, 30000])
         #expect(second.run(until: { second.journal.isEmpty }), "the journal kept \(second.journal)")
     }
+
+    @Test("killed while holding the music muted, then the server restarts (its indexes start again): a stream of the role that takes the saved mute is unmuted by the next run (control: the user muted a stream of the role before the crash, so the saved mute is theirs and stays)",
+          arguments: [false, true])
+    func savedMuteAfterACrashAndAServerRestart(userMutedLast: Bool) throws {
+        let (first, _) = try holdMusicOnLostHeadset()
+        if userMutedLast {
+            let other = server.addStream(role: "music", application: "Jukebox", volume: [30000, 30000], appSetsVolume: true)
+            #expect(first.run(until: { server.streams[other]?.muted == false }, timeout: 2), "\(server.writes)")
+            server.userSetsMute(other, true)
+            first.run(for: 0.3)
+        }
+        let marked = first.journal.contains { $0.savedMuteAbove != nil && $0.savedMuteServer == server.cookie }
+        #expect(marked != userMutedLast, "\(first.journal)")
+        // Killed; then the server restarts while no daemon runs, and a music app starts on the new one with
+        // the role's saved mute, at an index the dead run had also seen.
+        server.dropConnections()
+        server.goAway()
+        server.comeBack(indexesAgain: true)
+        let next = server.addStream(role: "music", application: "Podcasts", volume: [40000, 36000], appSetsVolume: true)
+        #expect(next == 1 && server.streams[next]?.muted == true)
+        let second = try startDaemon(name: "second")
+        second.run(for: 1)
+        #expect(server.streams[next]?.muted == userMutedLast, "after the next start: \(server.writes)")
+        #expect(server.streams[next]?.volume.values == [40000, 36000])
+        _ = first
+    }
 }

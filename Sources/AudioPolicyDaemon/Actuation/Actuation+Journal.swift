@@ -65,7 +65,7 @@ extension Actuation {
     /// The stream's entry as it stands, with the run's duck levels and where its key's saved mute is ours.
     func journalEntry(of live: LiveStream, pausedPlayers: [String]) -> JournalEntry {
         live.journalEntry(pausedPlayers: pausedPlayers, duckLevels: duckLevels,
-                          savedMuteAbove: restore.savedMuteAbove(of: live))
+                          savedMute: restore.savedMuteMark(of: live))
     }
 
     /// The journal entries of streams of `key` the policy holds muted are written again: whether the

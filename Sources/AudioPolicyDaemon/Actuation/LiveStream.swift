@@ -35,10 +35,10 @@ struct LiveStream {
     /// its key's saved mute is ours (``JournalEntry/savedMuteAbove``). While the server has not said
     /// what the stream's volume is, the entry holds none (a repair must never write the placeholder 0
     /// as the app's saved volume).
-    func journalEntry(pausedPlayers: [String], duckLevels: [Double], savedMuteAbove: UInt32?) -> JournalEntry {
+    func journalEntry(pausedPlayers: [String], duckLevels: [Double], savedMute: SavedMuteMark?) -> JournalEntry {
         JournalEntry(input, ownVolume: input.volumePending ? ChannelVolumes(values: []) : ownVolume,
                      policyMuted: policyMuted, heldForLoss: heldForLoss, pausedPlayers: pausedPlayers,
-                     duckLevels: duckLevels, savedMuteAbove: savedMuteAbove)
+                     duckLevels: duckLevels, savedMute: savedMute)
     }
 
     /// The volume that carries `factor`: exactly the user's own at 1.

@@ -46,7 +46,8 @@ struct SavedWrites {
     private var mutedKeys: Set<String> = []
     /// Keys whose saved mute an earlier run left as its own (``JournalEntry/savedMuteAbove``): a stream
     /// of the key with a higher index started after that run, and took the mute from the server.
-    private var earlierMutes: [String: UInt32] = [:]
+    /// -1 when the mark was made on another server instance: every stream of the key started after it.
+    private var earlierMutes: [String: Int64] = [:]
 
     /// A volume written to a stream of `key` whose own level is `own` (a restore to `own` itself is
     /// no level of ours).
@@ -93,11 +94,16 @@ struct SavedWrites {
     /// daemon ran. Only the levels a change settles at are known: each stream's own level at each of
     /// the levels that run ducked to (``JournalEntry/duckLevels``), and faded out and muted if the policy
     /// muted it.
-    mutating func recovered(_ entries: [JournalEntry]) {
+    /// `server` is the cookie of the server instance connected now: a mark made on another instance
+    /// (the server restarted since) counts every stream of its key, whatever its index.
+    mutating func recovered(_ entries: [JournalEntry], server: UInt32? = nil) {
         earlierMutes = [:]
         for entry in entries {
             guard let key = entry.restoreID, let above = entry.savedMuteAbove else { continue }
-            earlierMutes[key] = max(earlierMutes[key] ?? 0, above)
+            // Marks of one instance: the highest (streams up to it were known). A mark of another: -1.
+            let restarted = entry.savedMuteServer.map { made in server.map { made != $0 } ?? false } ?? false
+            let earlier = earlierMutes[key]
+            earlierMutes[key] = restarted || earlier == -1 ? -1 : max(earlier ?? -1, Int64(above))
         }
         for entry in entries where !entry.volume.isEmpty {
             if let key = entry.restoreID { earlier[key, default: []].append(entry) }
@@ -118,7 +124,7 @@ struct SavedWrites {
     /// neither is ours.
     func origin(of volume: ChannelVolumes, muted: Bool, key: String?, index: UInt32) -> Origin? {
         guard let key else { return nil }
-        let mutedByUs = muted && (mutedKeys.contains(key) || earlierMutes[key].map { index > $0 } == true)
+        let mutedByUs = muted && (mutedKeys.contains(key) || earlierMutes[key].map { Int64(index) > $0 } == true)
         if let write = writes[key]?.last(where: { $0.volume.matches(volume) }) {
             return Origin(own: write.own, mutedByUs: mutedByUs)
         }

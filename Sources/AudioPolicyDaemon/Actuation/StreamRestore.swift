@@ -47,11 +47,13 @@ final class StreamRestore {
         return savesLevels && writes.savedMuteIsOurs(key: input.restoreID)
     }
 
-    /// What `live`'s journal entry records as ``JournalEntry/savedMuteAbove``: the highest index seen
-    /// while its key's saved mute is the policy's mute of it; nil otherwise.
-    func savedMuteAbove(of live: LiveStream) -> UInt32? {
-        guard savesLevels, live.policyMuted, writes.savedMuteIsOurs(key: live.input.restoreID) else { return nil }
-        return max(highestIndexSeen ?? 0, live.input.index)
+    /// What `live`'s journal entry records as ``JournalEntry/savedMuteAbove`` (and on which server
+    /// instance): the highest index seen while its key's saved mute is the policy's mute of it; nil
+    /// otherwise.
+    func savedMuteMark(of live: LiveStream) -> SavedMuteMark? {
+        guard let levels = server?.savedLevels, live.policyMuted, writes.savedMuteIsOurs(key: live.input.restoreID)
+        else { return nil }
+        return SavedMuteMark(above: max(highestIndexSeen ?? 0, live.input.index), server: levels.serverCookie)
     }
 
     func disconnected() {
@@ -92,7 +94,7 @@ final class StreamRestore {
     /// An earlier run's journal, before its streams are restored: what it wrote may be saved too.
     func recovered(_ entries: [JournalEntry]) {
         repairing = []
-        writes.recovered(entries)
+        writes.recovered(entries, server: server?.savedLevels?.serverCookie)
     }
 
     // MARK: - A new stream

@@ -47,10 +47,16 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     /// started after the run ended, and its mute is the policy's, to undo. A stream at or below it was
     /// known to the run, and a mute it has is its user's. Nil otherwise, and in older journals.
     public var savedMuteAbove: UInt32?
+    /// The server instance ``savedMuteAbove`` counts on (``SavedLevels/serverCookie``). On another one
+    /// (the server restarted since) every stream started after the run, whatever its index, so a stream
+    /// of the key with the saved mute has the policy's. Nil when the server did not tell, and in older
+    /// journals: then only the index counts.
+    public var savedMuteServer: UInt32?
 
     public init(sinkInput: UInt32, restoreID: String?, application: String?, pid: Int?, volume: [UInt32],
                 channelMap: [Int32], muted: Bool, policyMuted: Bool = false, heldForLoss: Bool? = nil,
-                pausedPlayers: [String] = [], duckLevels: [Double]? = nil, savedMuteAbove: UInt32? = nil) {
+                pausedPlayers: [String] = [], duckLevels: [Double]? = nil, savedMuteAbove: UInt32? = nil,
+                savedMuteServer: UInt32? = nil) {
         self.sinkInput = sinkInput
         self.restoreID = restoreID
         self.application = application
@@ -63,6 +69,7 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         self.pausedPlayers = pausedPlayers
         self.duckLevels = duckLevels
         self.savedMuteAbove = savedMuteAbove
+        self.savedMuteServer = savedMuteServer
     }
 
     /// The user's own volume with its channel map.
@@ -104,12 +111,20 @@ public struct JournalEntry: Codable, Hashable, Sendable {
 extension JournalEntry {
     /// The entry for `input` as it is now, with `ownVolume` as the user's volume.
     init(_ input: SinkInput, ownVolume: ChannelVolumes, policyMuted: Bool, heldForLoss: Bool, pausedPlayers: [String],
-         duckLevels: [Double], savedMuteAbove: UInt32?) {
+         duckLevels: [Double], savedMute: SavedMuteMark?) {
         self.init(sinkInput: input.index, restoreID: input.restoreID, application: input.applicationName,
                   pid: input.properties["application.process.id"].flatMap { Int($0) },
                   volume: ownVolume.values, channelMap: ownVolume.channelMap,
                   muted: policyMuted ? false : input.muted, policyMuted: policyMuted,
                   heldForLoss: policyMuted && heldForLoss ? true : nil, pausedPlayers: pausedPlayers, duckLevels: duckLevels,
-                  savedMuteAbove: policyMuted ? savedMuteAbove : nil)
+                  savedMuteAbove: policyMuted ? savedMute?.above : nil,
+                  savedMuteServer: policyMuted ? savedMute?.server : nil)
     }
+}
+
+/// Where a key's saved mute is the policy's (``JournalEntry/savedMuteAbove``): above which sink-input
+/// index, on which server instance.
+struct SavedMuteMark: Equatable {
+    var above: UInt32
+    var server: UInt32?
 }

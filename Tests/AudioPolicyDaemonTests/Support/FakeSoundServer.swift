@@ -41,6 +41,8 @@ final class FakeSoundServer {
     /// Called as each write is sent, before the server applies it.
     var onWrite: (Write) -> Void = { _ in }
     private(set) var isUp = true
+    /// The instance's cookie (``SavedLevels/serverCookie``): new each time the server comes back.
+    private(set) var cookie = UInt32.random(in: 1...UInt32.max)
     private var connections: [FakeServerConnection] = []
     private var nextIndex: UInt32 = 1
 
@@ -148,8 +150,13 @@ final class FakeSoundServer {
         connections = []
     }
 
-    /// The server is back (the daemon's next connect gets through). Streams are added afresh.
-    func comeBack() { isUp = true }
+    /// The server is back (the daemon's next connect gets through). Streams are added afresh. With
+    /// `indexesAgain`, as a real server's, its sink-input indexes start again from 1.
+    func comeBack(indexesAgain: Bool = false) {
+        isUp = true
+        cookie = UInt32.random(in: 1...UInt32.max)
+        if indexesAgain { nextIndex = 1 }
+    }
 
     /// The daemon dies (killed, never stopped): its connection hears nothing more.
     func dropConnections() { connections = [] }
@@ -187,6 +194,7 @@ final class FakeSoundServer {
 final class FakeServerConnection: StreamServer, SavedLevels {
     var savedLevels: (any SavedLevels)? { self }
     var savesMuteWithEveryChange: Bool { server.savesMuteWithEveryChange }
+    var serverCookie: UInt32? { server.cookie }
     var onNews: (ServerNews) -> Void = { _ in }
 
     private(set) var state: PulseConnection.State = .unconnected
