@@ -77,7 +77,9 @@ struct SavedWrites {
     /// when the policy holds that stream muted, else the stream's own. Returns whether that changed
     /// whose the key's saved mute is.
     mutating func mutesSaved(ours: Bool, key: String?) -> Bool {
-        guard let key else { return false }
+        // Called for every ramp step: with no mute of ours anywhere (the usual case) there is nothing to
+        // hash or drop.
+        guard let key, ours || !mutedKeys.isEmpty || !earlierMutes.isEmpty else { return false }
         if ours { return mutedKeys.insert(key).inserted }
         let changed = mutedKeys.remove(key) != nil || earlierMutes[key] != nil
         earlierMutes[key] = nil

@@ -121,10 +121,3 @@ extension JournalEntry {
                   savedMuteServer: policyMuted ? savedMute?.server : nil)
     }
 }
-
-/// Where a key's saved mute is the policy's (``JournalEntry/savedMuteAbove``): above which sink-input
-/// index, on which server instance.
-struct SavedMuteMark: Equatable {
-    var above: UInt32
-    var server: UInt32?
-}
