@@ -212,8 +212,12 @@ extension SoakRun {
     func startOutput(now: UInt64) -> Bool {
         var live = levels.streams.keys.filter { mixer.streams[$0] != nil }.sorted()
         if plan.fault == .userIgnoresLoss {
-            // The fault needs a loss the rules call for: streams that play (a corked one is not heard).
-            live = live.filter { index in appOfStream[index].flatMap { apps[$0] }.map { !$0.isCorked } ?? false }
+            // The fault needs a loss the rules hold on and a stream that lives to the checkpoint: music
+            // that plays (a corked one is not heard; another kind may end first, or is not held — a run
+            // whose only loss met those found nothing to report).
+            live = live.filter { index in
+                appOfStream[index].flatMap { apps[$0] }.map { !$0.isCorked && $0.kind == .music } ?? false
+            }
         }
         guard !live.isEmpty, let speakers = pactl("get-default-sink").flatMap(Self.firstWord) else { return false }
         nextOutputNumber += 1
