@@ -165,6 +165,40 @@ struct LoaderFuzzRegressionTests {
         }
     }
 
+    /// The date-time assertions (found by the fuzzer in CI: `name = 1979-05-27Tß07:32:00Z` in
+    /// policies/calls-only.toml aborted the test process): a non-digit after a date's `T`, and a
+    /// date-like value, a space and one digit that ends there.
+    @Test(arguments: [
+        ("x = 1979-05-27Tß07:32:00Z\n", 1, 16, "after 'T', saw 'ß'"), ("x = 1979-05-27T:07:32\n", 1, 16, "saw ':'"),
+        ("x = [1, 1979-05-27t_07:32, 2]\n", 1, 20, "after 't', saw '_'"), ("x=1979-05-27TT07:32\n", 1, 14, "saw 'T'"),
+        ("x = { y = 1979-05-27 0\t7:32 }\n", 1, 22, "saw '0' alone"), ("x = 1979-05-ß7 7}\n", 1, 16, "saw '7' alone"),
+        ("x = [\n  1979-05-27 0,\n]\n", 2, 14, "saw '0' alone"), ("x = 19_79-05-27 0\n", 1, 17, "saw '0' alone"),
+    ])
+    func dateTimeThatCrashedTOMLPlusPlus(_ text: String, _ line: Int, _ column: Int, _ saw: String) {
+        for target in [FuzzTarget.policy, .fixture] {
+            let errors = target.load(text, file: "d.toml")?.errors ?? []
+            #expect(errors.map(\.location) == [SourceLocation(file: "d.toml", line: line, column: column)],
+                    "\(text.debugDescription): \(errors)")
+            #expect(errors.allSatisfy { $0.message.hasPrefix("syntax error in date-time") && $0.message.hasSuffix(saw) },
+                    "\(errors)")
+        }
+    }
+
+    /// Date-times toml++ reads, keys that look like dates, and the same shapes in strings and comments
+    /// are not the guard's: they reach toml++ and load (or fail on what they are: a date is no string).
+    @Test(arguments: [
+        "x = 1979-05-27T07:32:00Z", "x = 1979-05-27 07:32:00", "x = 1979-05-27t07:32:00.5-07:00",
+        "x = [1979-05-27 , 1]", "1979-05-27Tx = 1", "a.1979-05-27T_ = 1", "x = \"1979-05-27Tß\"", "x = 1 # 1979-05-27T:",
+        "x = '1979-05-27 0'",
+    ])
+    func dateTimeLookalikesReachTOMLPlusPlus(_ line: String) {
+        for target in [FuzzTarget.policy, .fixture] {
+            let errors = target.load(line + "\n", file: "d.toml")?.errors ?? []
+            #expect(!errors.contains { $0.message.hasPrefix("syntax error in date-time: expected a 2-digit hour after") },
+                    "\(line.debugDescription): \(errors)")
+        }
+    }
+
     @Test func validLookalikesStillLoad() throws {
         let fixture = """
             description = \"\"\"
