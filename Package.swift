@@ -20,12 +20,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
-        // libpulse headers, found with pkg-config.
-        .systemLibrary(
-            name: "CPulse",
-            pkgConfig: "libpulse",
-            providers: [.apt(["libpulse-dev"])]
-        ),
+        // libpulse's API through trampolines that load libpulse at its first call (scripts/generate-pulse-trampolines):
+        // the package links no libpulse, so the daemon in ALSA mode never maps it.
+        .target(name: "CPulse"),
         // libdbus-1 headers, found with pkg-config: MPRIS players and our own Now Playing player.
         .systemLibrary(
             name: "CDBus",
@@ -49,7 +46,9 @@ let package = Package(
         // variable): nothing links Foundation, which would load ICU into the daemon.
         .target(name: "FoundationGaps", swiftSettings: essentials),
         // The one thread's event loop (libpulse's pa_mainloop): timers, descriptor watches, signals.
-        .target(name: "EventLoop", dependencies: ["CPulse"], swiftSettings: essentials),
+        // The event loop in C: libpulse's main-loop interface over ppoll, and signals through a pipe.
+        .target(name: "CMainLoop"),
+        .target(name: "EventLoop", dependencies: ["CMainLoop", "CPulse"], swiftSettings: essentials),
         // The sound server through libpulse: stream snapshots in, volume/mute/stream-restore writes out, peak meters.
         .target(name: "SoundServer", dependencies: ["CPulse", "EventLoop"], swiftSettings: essentials),
         // No sound server: the daemon's side of the ALSA plugin (Sources/CAudioPolicyALSAPlugin), one
@@ -107,7 +106,7 @@ let package = Package(
         // matching and messages, and actuation and recovery against a fake sound server.
         .testTarget(name: "AudioPolicyDaemonTests", dependencies: [
             "AudioPolicy", "AudioPolicyDaemon", "AudioPolicyTools", "EventLoop", "SoundServer", "ALSABackend",
-            "SessionBus", "ControlProtocol", "FoundationGaps",
+            "SessionBus", "ControlProtocol", "FoundationGaps", "CPulse", "CMainLoop",
         ]),
     ]
 )

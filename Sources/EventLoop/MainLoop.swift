@@ -1,7 +1,13 @@
+import CMainLoop
 import CPulse
 import Glibc
 
-/// The daemon's only event loop: a non-threaded libpulse `pa_mainloop`.
+/// The daemon's only event loop: libpulse's main-loop interface (`pa_mainloop_api`) served by a loop of
+/// our own over `ppoll` (CMainLoop), which keeps `pa_mainloop`'s semantics.
+///
+/// Our own, not libpulse's `pa_mainloop`, so that the daemon in ALSA mode never loads libpulse and the
+/// libraries it brings (about 2.9 MiB resident): the pulse backend runs its contexts on this loop's
+/// `api`, a struct of function pointers that needs nothing of libpulse's code.
 ///
 /// Every callback, timer, socket watch and signal of the daemon runs on this
 /// loop, one at a time, on the thread that calls ``run()``. Nothing here takes
@@ -12,7 +18,7 @@ import Glibc
 /// Each of those wrappers keeps the loop alive, so the loop is freed only
 /// after the last event source that was created on it.
 public final class MainLoop {
-    /// The `pa_mainloop` this object owns.
+    /// The loop this object owns.
     let handle: OpaquePointer
 
     /// The loop's abstract API, which libpulse contexts and event sources use.
@@ -22,32 +28,28 @@ public final class MainLoop {
 
     /// Creates a loop; it does nothing until ``run()`` or ``iterate(blocking:)``.
     public init() {
-        // pa_mainloop_new fails only when it cannot create its wake-up pipe,
-        // i.e. when the process is out of file descriptors.
-        guard let handle = pa_mainloop_new() else {
-            fatalError("pa_mainloop_new failed: out of file descriptors?")
-        }
+        guard let handle = apd_loop_new() else { fatalError("apd_loop_new failed: out of memory") }
         self.handle = handle
-        self.api = pa_mainloop_get_api(handle)
+        self.api = apd_loop_api(handle).assumingMemoryBound(to: pa_mainloop_api.self)
     }
 
     deinit {
-        pa_mainloop_free(handle)
+        apd_loop_free(handle)
     }
 
     // MARK: - Running
 
     /// Runs the loop until ``quit(_:)`` is called and returns the code given there.
     ///
-    /// A loop that has quit cannot run again: libpulse keeps it in its
-    /// "quit" state. Returns -1 if polling failed.
+    /// A loop that has quit cannot run again: it stays in its "quit" state,
+    /// as libpulse's does. Returns -1 if polling failed.
     @discardableResult
     public func run() -> Int32 {
         var code: Int32 = 0
         thread = pthread_self()
-        // pa_mainloop_run returns 1 after quit (with the code in `code`) and
+        // apd_loop_run returns 1 after quit (with the code in `code`) and
         // a negative value when polling failed.
-        return pa_mainloop_run(handle, &code) < 0 ? -1 : code
+        return apd_loop_run(handle, &code) < 0 ? -1 : code
     }
 
     /// Runs one iteration: waits (if `blocking`) for the next event, then
@@ -59,13 +61,13 @@ public final class MainLoop {
     public func iterate(blocking: Bool = true) -> Bool {
         var code: Int32 = 0
         thread = pthread_self()
-        return pa_mainloop_iterate(handle, blocking ? 1 : 0, &code) >= 0
+        return apd_loop_iterate(handle, blocking ? 1 : 0, &code) >= 0
     }
 
     /// Asks the loop to return from ``run()`` with `code` once the current
     /// callback returns.
     public func quit(_ code: Int32 = 0) {
-        pa_mainloop_quit(handle, code)
+        apd_loop_quit(handle, code)
     }
 
     // MARK: - Its thread
@@ -87,6 +89,6 @@ public final class MainLoop {
 
     /// Microseconds on the monotonic clock that the loop's timers use.
     public static func monotonicMicroseconds() -> UInt64 {
-        pa_rtclock_now()
+        apd_monotonic_usec()
     }
 }

@@ -1,37 +1,22 @@
-import CPulse
+import CMainLoop
 import Glibc
-import Synchronization
 
 extension MainLoop {
     /// Delivers process signals (SIGTERM, SIGINT, SIGHUP …) as ordinary
-    /// callbacks on the loop, through libpulse's `pa_signal_*`.
+    /// callbacks on the loop.
     ///
-    /// libpulse's signal support is process-wide: it catches the signal in an
-    /// async-signal-safe handler that writes to a pipe the loop watches. So
-    /// only one `SignalHandler` may exist at a time; creating a second one
-    /// throws ``AlreadyInstalled``. Releasing the handler restores the
-    /// signals' previous dispositions.
+    /// Signal handling is process-wide: an async-signal-safe handler writes
+    /// each signal's number to a pipe the loop watches (CMainLoop's
+    /// `apd_signals_*`). So only one `SignalHandler` may exist at a time;
+    /// creating a second one throws ``AlreadyInstalled``. Releasing the
+    /// handler restores the signals' previous dispositions.
     public final class SignalHandler {
         /// Thrown when another `SignalHandler` is alive.
         public struct AlreadyInstalled: Error, CustomStringConvertible {
             public var description: String { "signal handling is already installed on a main loop" }
         }
 
-        private final class Box {
-            let handler: (Int32) -> Void
-
-            init(handler: @escaping (Int32) -> Void) {
-                self.handler = handler
-            }
-        }
-
-        /// Guards libpulse's process-global signal state (pa_signal_init
-        /// asserts that it runs once).
-        private static let installed = Atomic<Bool>(false)
-
-        private let loop: MainLoop
-        private let box: Box
-        private var events: [OpaquePointer] = []
+        private var watch: IOWatch?
 
         /// The signals this handler catches.
         public let signals: [Int32]
@@ -42,46 +27,22 @@ extension MainLoop {
             signals: [Int32] = [SIGTERM, SIGINT, SIGHUP],
             handler: @escaping (_ signal: Int32) -> Void
         ) throws {
-            guard Self.installed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
-            else {
-                throw AlreadyInstalled()
+            let fd = signals.withUnsafeBufferPointer { apd_signals_install($0.baseAddress, Int32($0.count)) }
+            // Thrown before `signals` is set: an object not fully made runs no deinit, which would
+            // uninstall the handler that is there.
+            guard fd >= 0 else {
+                if errno == EBUSY { throw AlreadyInstalled() }
+                fatalError("apd_signals_install failed: out of file descriptors?")
             }
-            self.loop = loop
             self.signals = signals
-            self.box = Box(handler: handler)
-            guard pa_signal_init(loop.api) == 0 else {
-                Self.installed.store(false, ordering: .releasing)
-                fatalError("pa_signal_init failed: out of file descriptors?")
+            watch = IOWatch(loop: loop, fd: fd, events: .readable) { _ in
+                while case let signal = apd_signals_next(), signal != 0 { handler(signal) }
             }
-            let userdata = Unmanaged.passUnretained(box).toOpaque()
-            var unblock = sigset_t()
-            sigemptyset(&unblock)
-            for signal in signals {
-                if let event = pa_signal_new(signal, Self.callback, userdata) {
-                    events.append(event)
-                }
-                sigaddset(&unblock, signal)
-            }
-            // A process may start with these signals blocked (inherited from
-            // a parent's thread, as test runners do): then they would never
-            // arrive. The daemon has only the loop's thread.
-            pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         }
 
         deinit {
-            // pa_signal_new pushes on the head of a list whose back links it doesn't keep, so
-            // freeing from the tail corrupts it: free the newest first.
-            for event in events.reversed() {
-                pa_signal_free(event)
-            }
-            pa_signal_done()
-            Self.installed.store(false, ordering: .releasing)
-        }
-
-        private static let callback: pa_signal_cb_t = { _, _, signal, userdata in
-            guard let userdata else { return }
-            let box = Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue()
-            box.handler(signal)
+            watch = nil
+            apd_signals_uninstall()
         }
     }
 }

@@ -1,4 +1,6 @@
+import CMainLoop
 import CPulse
+import Glibc
 
 extension MainLoop {
     /// A one-shot, re-armable timer on the loop's monotonic clock.
@@ -95,13 +97,10 @@ extension MainLoop {
         /// system clock. `pa_context_rttime_new` sets this bit through the
         /// internal `pa_timeval_rtstore`, which public headers do not export;
         /// every libpulse main loop (plain, threaded, glib) honours it.
-        private static let rtclockFlag = 1 << 30
+        private static let rtclockFlag = Int(APD_TIMEVAL_RTCLOCK)
 
         private static func monotonicTimeval(_ usec: UInt64) -> timeval {
-            var tv = timeval()
-            pa_timeval_store(&tv, usec)
-            tv.tv_usec |= rtclockFlag
-            return tv
+            timeval(tv_sec: time_t(usec / 1_000_000), tv_usec: suseconds_t(usec % 1_000_000) | rtclockFlag)
         }
     }
 }

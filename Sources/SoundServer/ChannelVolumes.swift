@@ -6,7 +6,7 @@ import CPulse
 /// PulseAudio's software volume scale is cubic: `norm` (0x10000) is 100 %
 /// and 0 dB, and a raw value `v` stands for the linear amplitude
 /// `(v / norm)³`. Everything here that says "linear" means that amplitude
-/// factor, the way `pa_sw_volume_from_linear`/`pa_sw_volume_to_linear` do.
+/// factor, the way `pa_sw_volume_from_linear`/`pa_sw_volume_to_linear` do (``CubicVolume``).
 ///
 /// `==` is exact. Volumes that went through the server can come back one raw
 /// unit off (pipewire-pulse converts to floats and back), so compare those
@@ -42,7 +42,7 @@ public struct ChannelVolumes: Hashable, Sendable, CustomStringConvertible {
 
     /// The raw volume that gives `linear` amplitude, on every one of `channels` channels.
     public init(linear: Double, channels: Int, channelMap: [Int32] = []) {
-        self.init(uniform: pa_sw_volume_from_linear(linear), channels: channels, channelMap: channelMap)
+        self.init(uniform: CubicVolume.raw(linear: linear), channels: channels, channelMap: channelMap)
     }
 
     /// Number of channels.
@@ -52,7 +52,7 @@ public struct ChannelVolumes: Hashable, Sendable, CustomStringConvertible {
 
     /// Each channel's linear amplitude factor (1.0 at `norm`).
     public var linearValues: [Double] {
-        values.map { pa_sw_volume_to_linear($0) }
+        values.map(CubicVolume.linear)
     }
 
     /// The mean of the channels' linear amplitude factors; 0 with no channels.
@@ -67,9 +67,9 @@ public struct ChannelVolumes: Hashable, Sendable, CustomStringConvertible {
     /// Composes as `pa_sw_volume_multiply(v, pa_sw_volume_from_linear(factor))`,
     /// so scaling by a and then by b equals scaling by a·b (to a raw unit).
     public func scaled(by factor: Double) -> ChannelVolumes {
-        let multiplier = pa_sw_volume_from_linear(max(0, factor))
+        let multiplier = CubicVolume.raw(linear: max(0, factor))
         var scaled = self
-        scaled.values = values.map { min(pa_sw_volume_multiply($0, multiplier), Self.maximum) }
+        scaled.values = values.map { min(CubicVolume.multiply($0, multiplier), Self.maximum) }
         return scaled
     }
 
