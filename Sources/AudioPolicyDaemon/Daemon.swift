@@ -146,6 +146,7 @@ public final class Daemon {
     public func run() throws -> Int32 {
         try start()
         let code = loop.run()
+        if code < 0 { log.critical("the event loop failed (\(String(cString: strerror(errno)))): stopping") }
         serverIntake.server?.stopServing()
         actuation.journal.store?.finish()
         control?.shutdown()

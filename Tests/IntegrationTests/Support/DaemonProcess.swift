@@ -71,7 +71,14 @@ final class DaemonProcess {
 
     /// Sends one request line on a new connection and returns the reply line.
     func request(_ line: String) throws -> String {
-        try ControlConnection(path: socketPath).request(line)
+        do {
+            return try ControlConnection(path: socketPath).request(line)
+        } catch {
+            // A daemon that went away says why in its log: the failure carries it.
+            let state = exitCode.map { "exited with \($0)" } ?? "still running"
+            throw CommandFailure(description: "\(error) (the daemon \(state); its log's last lines:\n"
+                                 + logText.split(separator: "\n").suffix(12).joined(separator: "\n") + ")")
+        }
     }
 
     /// `{"op":"status"}`, decoded.
