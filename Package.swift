@@ -45,12 +45,14 @@ let package = Package(
         // What FoundationEssentials lacks and the shell needs (printf formatting, path strings, a condition
         // variable): nothing links Foundation, which would load ICU into the daemon.
         .target(name: "FoundationGaps", swiftSettings: essentials),
-        // The one thread's event loop (libpulse's pa_mainloop): timers, descriptor watches, signals.
         // The event loop in C: libpulse's main-loop interface over ppoll, and signals through a pipe.
         .target(name: "CMainLoop"),
+        // The one thread's event loop over it: timers, descriptor watches, signals.
         .target(name: "EventLoop", dependencies: ["CMainLoop", "CPulse"], swiftSettings: essentials),
-        // The sound server through libpulse: stream snapshots in, volume/mute/stream-restore writes out, peak meters.
-        .target(name: "SoundServer", dependencies: ["CPulse", "EventLoop"], swiftSettings: essentials),
+        // The sound server through libpulse: stream snapshots in, volume/mute/stream-restore writes out, peak meters;
+        // the saved levels' bookkeeping and repairs (StreamRestore), which only this backend has.
+        .target(name: "SoundServer", dependencies: ["CPulse", "EventLoop", .product(name: "Logging", package: "swift-log")],
+                swiftSettings: essentials),
         // No sound server: the daemon's side of the ALSA plugin (Sources/CAudioPolicyALSAPlugin), one
         // connection per client PCM on a socket of its own, as a StreamServer.
         .target(name: "ALSABackend", dependencies: ["SoundServer", "EventLoop", "FoundationGaps"],

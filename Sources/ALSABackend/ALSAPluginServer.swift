@@ -226,6 +226,7 @@ public final class ALSAPluginServer: StreamServer {
 
     /// Nothing is saved on ALSA: a stream's gain lives and dies with it in its plugin.
     public var savedLevels: (any SavedLevels)? { nil }
+    public var restore: StreamRestore? { nil }
 
     // MARK: - Measuring
 

@@ -89,7 +89,7 @@ public final class Daemon {
     ///   ``PulseConnection`` unless a test hands in a fake (or the benchmark, an instrumented one).
     public init(options: DaemonOptions, loop: MainLoop = MainLoop(),
                 loadPolicy: ((String) throws -> Policy)? = nil,
-                server: @escaping (MainLoop) -> any StreamServer = Daemon.pulseConnection) {
+                server: @escaping (MainLoop) -> any StreamServer = Daemon.pulseConnections()) {
         self.loop = loop
         self.options = options
         self.loadPolicy = loadPolicy
@@ -122,7 +122,7 @@ public final class Daemon {
         }
         actuation.feedLater = feedLater
         actuation.meters.onAudibility = { [unowned self] index, audible in
-            guard self.actuation.streams[index] != nil else { return }
+            guard self.actuation.knows(index) else { return }
             self.feed(.audibility(StreamID.playback(index), audible: audible))
         }
         serverIntake.feed = feed
@@ -137,9 +137,11 @@ public final class Daemon {
         controlIntake.serverName = { [unowned self] in self.serverIntake.serverName }
     }
 
-    /// The real sound server: libpulse's connection (to PulseAudio or pipewire-pulse).
-    public static func pulseConnection(loop: MainLoop) -> any StreamServer {
-        PulseConnection(loop: loop, applicationName: "audio-policyd")
+    /// The real sound server: a maker of libpulse's connections (to PulseAudio or pipewire-pulse), one
+    /// per (re)connect, all sharing one bookkeeping of the server's saved levels (``StreamRestore``).
+    public static func pulseConnections() -> (MainLoop) -> any StreamServer {
+        let restore = StreamRestore()
+        return { loop in PulseConnection(loop: loop, applicationName: "audio-policyd", restore: restore) }
     }
 
     /// Runs until SIGTERM/SIGINT (then restores everything first). Returns the exit code.

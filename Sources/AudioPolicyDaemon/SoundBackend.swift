@@ -32,7 +32,7 @@ public enum SoundBackend: String, CaseIterable, Sendable {
             { loop in ALSAPluginServer(loop: loop, socketPath: socketPath,
                                        rampMilliseconds: UInt32(RampStepper.stepInterval)) }
         case .pulse, .auto:
-            Daemon.pulseConnection
+            Daemon.pulseConnections()
         }
     }
 

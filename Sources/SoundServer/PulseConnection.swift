@@ -61,6 +61,9 @@ public final class PulseConnection {
     /// process: the start of the daemon's reaction time.
     public internal(set) var lastEventReceivedAt: UInt64?
 
+    /// The saved levels' bookkeeping this connection is one of the connections of (``StreamServer/restore``).
+    public let restore: StreamRestore?
+
     // MARK: - Internals
 
     let loop: MainLoop
@@ -83,7 +86,10 @@ public final class PulseConnection {
     /// - Parameters:
     ///   - applicationName: shown by `pactl list clients` and mixers.
     ///   - properties: further client properties (`application.id`, …).
-    public init(loop: MainLoop, applicationName: String, properties: [String: String] = [:]) {
+    ///   - restore: the saved levels' bookkeeping of the daemon's connections (one for all of them).
+    public init(loop: MainLoop, applicationName: String, properties: [String: String] = [:],
+                restore: StreamRestore? = nil) {
+        self.restore = restore
         self.loop = loop
         self.applicationName = applicationName
         self.properties = properties

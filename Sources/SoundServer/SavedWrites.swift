@@ -1,5 +1,3 @@
-import SoundServer
-
 /// The levels the daemon recently wrote to streams, by stream-restore key: what the server may have
 /// saved for that key from our writes, and so may hand to the key's next stream.
 ///
@@ -19,13 +17,7 @@ import SoundServer
 /// the key was given (found by the soak: our mute taken for the user's was journaled and written back
 /// as the key's entry; the user's mute under our duck was taken for a duck-free level).
 struct SavedWrites {
-    /// What a new stream's start came from, when it came from us.
-    struct Origin: Equatable {
-        /// Its own level: the level under our write, or its start level when only the mute was ours.
-        var own: ChannelVolumes
-        /// Whether its mute is ours (our saved mute), not the user's.
-        var mutedByUs: Bool
-    }
+    typealias Origin = StreamRestore.Origin
 
     private struct Write {
         /// What we wrote.
@@ -38,13 +30,13 @@ struct SavedWrites {
     static let capacity = 48
 
     private var writes: [String: [Write]] = [:]
-    /// An earlier run's journal entries, by key: its ramps passed through every step below their own
+    /// An earlier run's changed streams, by key: its ramps passed through every step below their own
     /// level, and the server may have saved any of them.
-    private var earlier: [String: [JournalEntry]] = [:]
+    private var earlier: [String: [WrittenStream]] = [:]
     /// Keys whose entry last got a mute from us: the newest mute written to a stream of the key was
     /// the policy's, and no one has muted or unmuted a stream of it since.
     private var mutedKeys: Set<String> = []
-    /// Keys whose saved mute an earlier run left as its own (``JournalEntry/savedMuteAbove``): a stream
+    /// Keys whose saved mute an earlier run left as its own (``WrittenStream/savedMute``): a stream
     /// of the key with a higher index started after that run, and took the mute from the server.
     /// -1 when the mark was made on another server instance: every stream of the key started after it.
     private var earlierMutes: [String: Int64] = [:]
@@ -94,29 +86,29 @@ struct SavedWrites {
     /// What an earlier run left changed (its journal): it wrote to those streams too, and the server
     /// may have saved those writes for their keys and given them to streams that started while no
     /// daemon ran. Only the levels a change settles at are known: each stream's own level at each of
-    /// the levels that run ducked to (``JournalEntry/duckLevels``), and faded out and muted if the policy
+    /// the levels that run ducked to (``WrittenStream/duckLevels``), and faded out and muted if the policy
     /// muted it.
     /// `server` is the cookie of the server instance connected now: a mark made on another instance
     /// (the server restarted since) counts every stream of its key, whatever its index.
-    mutating func recovered(_ entries: [JournalEntry], server: UInt32? = nil) {
+    mutating func recovered(_ streams: [WrittenStream], server: UInt32? = nil) {
         earlierMutes = [:]
-        for entry in entries {
-            guard let key = entry.restoreID, let above = entry.savedMuteAbove else { continue }
+        for stream in streams {
+            guard let key = stream.key, let mark = stream.savedMute else { continue }
             // Marks of one instance: the highest (streams up to it were known). A mark of another: -1.
-            let restarted = entry.savedMuteServer.map { made in server.map { made != $0 } ?? false } ?? false
+            let restarted = mark.server.map { made in server.map { made != $0 } ?? false } ?? false
             let earlier = earlierMutes[key]
-            earlierMutes[key] = restarted || earlier == -1 ? -1 : max(earlier ?? -1, Int64(above))
+            earlierMutes[key] = restarted || earlier == -1 ? -1 : max(earlier ?? -1, Int64(mark.above))
         }
-        for entry in entries where !entry.volume.isEmpty {
-            if let key = entry.restoreID { earlier[key, default: []].append(entry) }
-            let own = entry.ownVolume
-            for level in Set(entry.duckLevels ?? []) where level > 0 && level < 1 {
-                wrote(own.scaled(by: level), key: entry.restoreID, own: own)
+        for stream in streams where !stream.own.values.isEmpty {
+            if let key = stream.key { earlier[key, default: []].append(stream) }
+            let own = stream.own
+            for level in Set(stream.duckLevels) where level > 0 && level < 1 {
+                wrote(own.scaled(by: level), key: stream.key, own: own)
             }
             // Its fade-out's end. The mute that may have come with it is ours only as ``earlierMutes``
             // says (a stream above the index that run saw): a start at that silence, unmuted, that its
             // user muted while no daemon ran is the user's (the soak, in CI: taken for ours, unmuted).
-            if entry.policyMuted { wrote(own.scaled(by: 0), key: entry.restoreID, own: own) }
+            if stream.policyMuted { wrote(own.scaled(by: 0), key: stream.key, own: own) }
         }
     }
 
@@ -133,10 +125,10 @@ struct SavedWrites {
         // A step of an earlier run's ramp: a copy of a journaled stream's own level scaled down by one
         // factor. Told apart from a user's level only when the own level's channels differ (a user's
         // balanced level is a scaled copy of every balanced level).
-        let earlierStep = earlier[key]?.last { entry in
-            !volume.matches(entry.ownVolume) && Self.isUnbalanced(entry.ownVolume) && entry.isScaledDown(volume)
+        let earlierStep = earlier[key]?.last { stream in
+            !volume.matches(stream.own) && Self.isUnbalanced(stream.own) && stream.isScaledDown(volume)
         }
-        if let entry = earlierStep { return Origin(own: entry.ownVolume, mutedByUs: mutedByUs || (muted && entry.policyMuted)) }
+        if let stream = earlierStep { return Origin(own: stream.own, mutedByUs: mutedByUs || (muted && stream.policyMuted)) }
         return mutedByUs ? Origin(own: volume, mutedByUs: true) : nil
     }
 

@@ -72,8 +72,8 @@ struct JournalTests {
     }
 
     @Test func savedMuteIsTheUsersNeverThePolicys() {
-        #expect(Self.music.savedMute == false)
-        #expect(Self.beep.savedMute == true)
+        #expect(Self.music.written.savedEntryMute == false)
+        #expect(Self.beep.written.savedEntryMute == true)
     }
 
     // MARK: - The file

@@ -1,5 +1,5 @@
 @testable import AudioPolicyDaemon
-import SoundServer
+@testable import SoundServer
 import Testing
 
 /// ``SavedWrites``: which new-stream volumes are our own saved ducks, and whose level lies under them.
@@ -53,7 +53,7 @@ struct SavedWritesTests {
         var writes = SavedWrites()
         let entry = JournalEntry(sinkInput: 7, restoreID: key, application: "music", pid: 42, volume: own.values,
                                  channelMap: [1, 2], muted: false, policyMuted: true, duckLevels: [0.1, 0.2])
-        writes.recovered([entry])
+        writes.recovered([entry].map(\.written))
         #expect(writes.origin(of: own.scaled(by: 0.1), muted: false, key: key, index: 1)?.own.values == own.values)
         #expect(writes.origin(of: own.scaled(by: 0), muted: false, key: key, index: 1)?.own.values == own.values)
         #expect(writes.origin(of: ChannelVolumes(values: [30000, 40000]), muted: false, key: key, index: 1) == nil,
@@ -68,7 +68,7 @@ struct SavedWritesTests {
                                  channelMap: [1, 2], muted: false, duckLevels: [0.25])
         let older = JournalEntry(sinkInput: 8, restoreID: "sink-input-by-media-role:event", application: "bell", pid: 43,
                                  volume: balanced, channelMap: [1, 2], muted: false, policyMuted: true)
-        writes.recovered([entry, older])
+        writes.recovered([entry, older].map(\.written))
         let own = ChannelVolumes(values: balanced)
         #expect(writes.origin(of: own.scaled(by: 0.25), muted: false, key: key, index: 1)?.own.values == balanced)
         #expect(writes.origin(of: own.scaled(by: 0.1), muted: false, key: key, index: 1) == nil, "a level that run never ducked to")
@@ -85,7 +85,7 @@ struct SavedWritesTests {
                                       duckLevels: [0.1])
         let balanced = JournalEntry(sinkInput: 8, restoreID: "sink-input-by-media-role:event", application: "bell", pid: 43,
                                     volume: [50000, 50000], channelMap: [1, 2], muted: false, duckLevels: [0.1])
-        writes.recovered([unbalanced, balanced])
+        writes.recovered([unbalanced, balanced].map(\.written))
         let step = ChannelVolumes(values: [4332, 7918])
         #expect(writes.origin(of: step, muted: false, key: key, index: 1)?.own.values == [24723, 45186])
         #expect(writes.origin(of: ChannelVolumes(values: [4332, 9000]), muted: false, key: key, index: 1) == nil, "not one factor")
@@ -114,7 +114,7 @@ struct SavedWritesTests {
         var writes = SavedWrites()
         let entry = JournalEntry(sinkInput: 7, restoreID: key, application: "music", pid: 42, volume: own.values,
                                  channelMap: [1, 2], muted: false, policyMuted: true, duckLevels: [0.1], savedMuteAbove: 8)
-        writes.recovered([entry])
+        writes.recovered([entry].map(\.written))
         // A stream the user muted, alive through the daemon's restart (the soak's stream #169).
         #expect(writes.origin(of: ChannelVolumes(values: [40783, 64330]), muted: true, key: key, index: 1) == nil)
         // The earlier run's fade-out end, muted, started after that run: ours.
@@ -133,7 +133,7 @@ struct SavedWritesTests {
         var writes = SavedWrites()
         let entry = JournalEntry(sinkInput: 7, restoreID: key, application: "music", pid: 42, volume: own.values,
                                  channelMap: [1, 2], muted: false, policyMuted: true, savedMuteAbove: marked ? 12 : nil)
-        writes.recovered([entry])
+        writes.recovered([entry].map(\.written))
         let appLevel = ChannelVolumes(values: [40000, 36000])
         let later = writes.origin(of: appLevel, muted: true, key: key, index: 13)
         #expect(later == (marked ? .init(own: appLevel, mutedByUs: true) : nil), "a stream that started after the run")

@@ -65,7 +65,7 @@ extension Actuation {
     /// The stream's entry as it stands, with the run's duck levels and where its key's saved mute is ours.
     func journalEntry(of live: LiveStream, pausedPlayers: [String]) -> JournalEntry {
         live.journalEntry(pausedPlayers: pausedPlayers, duckLevels: duckLevels,
-                          savedMute: restore.savedMuteMark(of: live))
+                          savedMute: restore?.savedMuteMark(of: live.input, policyMuted: live.policyMuted))
     }
 
     /// The journal entries of streams of `key` the policy holds muted are written again: whether the
@@ -126,13 +126,24 @@ extension Actuation {
     /// unless a repair is under way: repair it from the journal. With the server gone, nothing can be
     /// written: the entry stays for the reconciliation after reconnecting.
     func journalStreamGone(_ index: UInt32) {
-        guard let entry = journal[index], !restore.repairing.contains(index) else { return }
+        guard let entry = journal[index], restore?.repairing.contains(index) != true else { return }
         guard let server, server.isReady else { return }
         guard entry.restoreID != nil, !entry.volume.isEmpty else {
             report(journal.remove(index))
             return
         }
-        restore.repair([entry]) { [weak self] _ in self?.report(self?.journal.remove(index)) }
+        repairSaved([entry]) { [weak self] _ in self?.report(self?.journal.remove(index)) }
+    }
+
+    /// Writes each entry's own level and mute back as its key's saved entry (the pulse backend's repair,
+    /// ``StreamRestore/repair(_:completion:)``), then calls `completion` with the connection the writes
+    /// went to; at once on a backend that saves nothing.
+    func repairSaved(_ entries: [JournalEntry], then completion: @escaping (any StreamServer) -> Void) {
+        guard let restore else {
+            if let server { completion(server) }
+            return
+        }
+        restore.repair(entries.map(\.written), completion: completion)
     }
 
     /// A repair of the stream's saved entry has been sent (by the engine's `repairSaved`).

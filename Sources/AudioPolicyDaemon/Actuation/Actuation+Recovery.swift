@@ -19,7 +19,7 @@ extension Actuation {
         let entries = journal.beginRecovery()
         recoveredHolds = []
         // Streams that started while no daemon ran may have been given its ducks.
-        restore.recovered(entries)
+        restore?.recovered(entries.map(\.written))
         guard !entries.isEmpty, let server else {
             completion()
             return inputs
@@ -81,7 +81,7 @@ extension Actuation {
         if repairable.isEmpty {
             finish(server)
         } else {
-            restore.repair(repairable) { connection in finish(connection) }
+            repairSaved(repairable) { connection in finish(connection) }
         }
         return restored
     }

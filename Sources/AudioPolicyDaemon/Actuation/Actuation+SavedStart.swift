@@ -8,15 +8,16 @@ extension Actuation {
     /// Notes a volume written to stream `index`, which the server may save for the stream's key.
     func noteWrite(_ index: UInt32, volume: ChannelVolumes) {
         guard let live = streams[index] else { return }
-        if restore.wrote(volume, to: live) { journalSavedMute(of: live.input.restoreID) }
+        if restore?.wrote(volume, to: live.input, own: live.ownVolume, policyMuted: live.policyMuted) == true {
+            journalSavedMute(of: live.input.restoreID)
+        }
     }
 
     /// Mutes or unmutes stream `index` for the policy: the server saves that as its key's mute, which
     /// the key's next stream may start with.
     func writeMute(_ index: UInt32, _ muted: Bool) {
-        update(index) { $0.muteSaved = true }
         if let live = streams[index] {
-            restore.wroteMute(muted, to: live)
+            restore?.wroteMute(muted, to: live.input)
             journalSavedMute(of: live.input.restoreID)
         }
         server?.setMute(index: index, muted: muted)
@@ -27,7 +28,7 @@ extension Actuation {
     /// whether its mute came from our saved mute (so it is not the user's).
     @discardableResult
     func adoptSavedOrigin(_ index: UInt32) -> Bool {
-        guard let live = streams[index], let origin = restore.origin(of: live) else { return false }
+        guard let live = streams[index], let origin = restore?.origin(of: live.input) else { return false }
         let own = ChannelVolumes(values: origin.own.values, channelMap: live.input.volume.channelMap)
         update(index) { $0.ownVolume = own }
         let mutedByUs = origin.mutedByUs

@@ -26,6 +26,7 @@ extension Actuation {
             live.heldForLoss = true
         }
         insert(live)
+        let savedMuteOurs = restore?.streamAppeared(input) ?? false
         // On record again at once: a second crash must find it held too.
         if held {
             journalSync(input.index)
@@ -33,7 +34,7 @@ extension Actuation {
         }
         // Seen: the journal's entries of its key, if the policy's mute is that key's saved one, must keep
         // it known (and its own mute, if it has one, the user's) should this run end.
-        if restore.streamAppeared(input) { journalSavedMute(of: input.restoreID) }
+        if savedMuteOurs { journalSavedMute(of: input.restoreID) }
         let ownBefore = streams[input.index]?.ownVolume
         let mutedByUs = adoptSavedOrigin(input.index)
         return SavedStart(adopted: mutedByUs || streams[input.index]?.ownVolume != ownBefore, mutedByUs: mutedByUs)
@@ -58,7 +59,7 @@ extension Actuation {
         let lateStart = old.volumePending && !input.volumePending ? volumeArrived(input.index) : nil
         // The server saves the mute with a level someone else set, as it does with ours.
         if lateStart == nil, input.levelChange == .theirs, input.theirVolume, let live = streams[input.index],
-           restore.levelChanged(live) {
+           restore?.levelChanged(input, policyMuted: live.policyMuted) == true {
             journalSavedMute(of: input.restoreID)
         }
         return (old, lateStart)
@@ -69,10 +70,9 @@ extension Actuation {
         update(index) {
             $0.policyMuted = false
             $0.heldForLoss = false
-            $0.muteSaved = true
         }
         if let live = streams[index] {
-            restore.theyMuted(live)
+            restore?.theyMuted(live.input)
             journalSavedMute(of: live.input.restoreID)
         }
     }
@@ -82,8 +82,9 @@ extension Actuation {
         guard let live = streams[index] else { return }
         // Neither the engine nor the journal (both count a ramp done once its last step is sent) knows
         // of a last step the server never applied.
-        if restore.lateWriteNeedsRepair(live, journaled: journal[index] != nil) { repairSavedEntry(of: live) }
+        if restore?.lateWriteNeedsRepair(index, journaled: journal[index] != nil) == true { repairSavedEntry(of: live) }
         remove(index)
+        restore?.streamEnded(index)
         journalStreamGone(index)
         journal.store?.forget(index)
     }
@@ -111,6 +112,6 @@ extension Actuation {
     func repairSavedEntry(of live: LiveStream) {
         guard live.input.restoreID != nil, !live.input.volumePending else { return }
         let index = live.input.index
-        restore.repair([journalEntry(of: live, pausedPlayers: [])]) { [weak self] _ in self?.journalRepairSent(index) }
+        repairSaved([journalEntry(of: live, pausedPlayers: [])]) { [weak self] _ in self?.journalRepairSent(index) }
     }
 }

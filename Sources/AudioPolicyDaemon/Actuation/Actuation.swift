@@ -23,8 +23,9 @@ final class Actuation {
     /// each entry, for the next run's recovery (``JournalEntry/duckLevels``). Kept run-wide, not per
     /// stream, so that an entry prepared ahead still matches when its first duck is recorded.
     private(set) var duckLevels: [Double] = []
-    /// The server's saved levels: what it may have saved of our writes, and their repairs.
-    let restore: StreamRestore
+    /// The backend's bookkeeping of the server's saved levels (``StreamServer/restore``; nil on ALSA,
+    /// which saves none): told what is written, asked where a new stream's start came from.
+    private(set) var restore: StreamRestore?
     /// Streams an earlier run held muted for a lost output, kept muted by recovery: the engine hears them
     /// held when they are added (``streamAppeared(_:)``).
     var recoveredHolds: Set<UInt32> = []
@@ -48,20 +49,21 @@ final class Actuation {
         self.clock = clock
         self.players = players
         self.journal = journal
-        self.restore = StreamRestore(log: log)
     }
 
     // MARK: - The connection
 
     func connected(to server: any StreamServer) {
         self.server = server
-        restore.connected(to: server)
+        restore = server.restore
+        restore?.log = log
+        restore?.connected(to: server)
     }
 
     /// The server went away: nothing more can be written; its meters went with it.
     func disconnected() {
         server = nil
-        restore.disconnected()
+        restore?.disconnected()
         meters.stopAll()
     }
 
@@ -147,6 +149,15 @@ final class Actuation {
         }
     }
 
+    /// Whether the server has told of sink input `index`, and it has not ended.
+    func knows(_ index: UInt32) -> Bool { streams[index] != nil }
+
+    /// The server's latest snapshot of sink input `index`.
+    func snapshot(of index: UInt32) -> SinkInput? { streams[index]?.input }
+
+    /// The live sink inputs, ascending.
+    var liveIndexes: [UInt32] { streams.keys.sorted() }
+
     /// The live sink input an engine stream name stands for.
     func index(of id: StreamID) -> UInt32? {
         id.playbackIndex.flatMap { streams[$0] == nil ? nil : $0 }
@@ -178,7 +189,6 @@ final class Actuation {
             return
         }
         live.factor = factor
-        live.lastWriteAt = MainLoop.monotonicMicroseconds()
         streams[index] = live
         let volume = live.volume(at: factor)
         server?.setVolume(index: index, volumes: volume)

@@ -17,18 +17,10 @@ struct LiveStream {
     /// Whether that mute is held until the user acts (its output went away: ``Command/hold(_:)``), so
     /// that recovery after a crash keeps it rather than letting the stream play on the speakers.
     var heldForLoss = false
-    /// Whether PulseAudio saves its mute with each change of it: a client (we or the user) has set its
-    /// mute, or it started muted (the server restored its key's mute). See
-    /// ``SavedLevels/savesMuteWithEveryChange``.
-    var muteSaved: Bool
-    /// When we last wrote its volume (monotonic µs): a write sent just before the stream ended may
-    /// never have been applied (see ``Actuation/streamEnded(_:)``).
-    var lastWriteAt: UInt64?
 
     init(_ input: SinkInput) {
         self.input = input
         self.ownVolume = input.volume
-        self.muteSaved = input.muted
     }
 
     /// The stream's journal entry as it stands, with `pausedPlayers`, the run's `duckLevels` and where

@@ -8,7 +8,10 @@ import SoundServer
 /// sink inputs and microphones into ``Event``s.
 ///
 /// What the server said of each sink input goes into actuation's stream table first (its one owner),
-/// then the engine hears of it through ``feed``; a stream's player comes from ``MediaPlayers``.
+/// then the engine hears of it through ``feed``; a stream's player comes from ``MediaPlayers``. This is
+/// the one place a stream begins and ends for every part (``streamAdded(_:)``, ``streamRemoved(_:)``):
+/// actuation, the players, the meters and the sandbox identities each keep their own facts of it, and
+/// are told in one order.
 final class ServerIntake {
     private let loop: MainLoop
     var log: Logger
@@ -101,7 +104,7 @@ final class ServerIntake {
         serverName = nil
         actuation.disconnected()
         for index in recordingCaptures.sorted() { captureRemoved(index) }
-        for index in actuation.streams.keys.sorted() { streamRemoved(index) }
+        for index in actuation.liveIndexes { streamRemoved(index) }
         // After the streams: with none left on them, their outputs going is no loss to anyone.
         for index in sinks.sorted() { sinkRemoved(index) }
         guard onGone() else { return }
@@ -117,9 +120,9 @@ final class ServerIntake {
         // engine starts from the user's own levels; ready once the server has taken it.
         let inputs = actuation.recoverFromJournal(server) { [unowned self] in self.onReady() }
         let present = Set(inputs.map(\.index))
-        for index in actuation.streams.keys.sorted() where !present.contains(index) { streamRemoved(index) }
+        for index in actuation.liveIndexes where !present.contains(index) { streamRemoved(index) }
         for input in inputs.sorted(by: { $0.index < $1.index }) {
-            if actuation.streams[input.index] == nil { streamAdded(input) } else { streamChanged(input) }
+            if actuation.knows(input.index) { streamChanged(input) } else { streamAdded(input) }
         }
     }
 
@@ -134,7 +137,7 @@ final class ServerIntake {
     }
 
     private func streamAdded(_ input: SinkInput) {
-        guard actuation.streams[input.index] == nil else { return streamChanged(input) }
+        guard !actuation.knows(input.index) else { return streamChanged(input) }
         let id = StreamID.playback(input.index)
         let savedStart = actuation.streamAppeared(input)
         // Created corked, it is no sound yet: it interrupts nothing until it first plays. Muted, it was
@@ -176,7 +179,7 @@ final class ServerIntake {
     }
 
     private func streamRemoved(_ index: UInt32) {
-        guard let input = actuation.streams[index]?.input else { return }
+        guard let input = actuation.snapshot(of: index) else { return }
         actuation.meters.stop(index)
         feed(.streamEnded(StreamID.playback(index)))
         players.streamEnded(index)

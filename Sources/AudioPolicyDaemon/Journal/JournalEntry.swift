@@ -47,7 +47,7 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     /// started after the run ended, and its mute is the policy's, to undo. A stream at or below it was
     /// known to the run, and a mute it has is its user's. Nil otherwise, and in older journals.
     public var savedMuteAbove: UInt32?
-    /// The server instance ``savedMuteAbove`` counts on (``SavedLevels/serverCookie``). On another one
+    /// The server instance ``savedMuteAbove`` counts on (``SavedMuteMark/server``). On another one
     /// (the server restarted since) every stream started after the run, whatever its index, so a stream
     /// of the key with the saved mute has the policy's. Nil when the server did not tell, and in older
     /// journals: then only the index counts.
@@ -75,9 +75,6 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     /// The user's own volume with its channel map.
     public var ownVolume: ChannelVolumes { ChannelVolumes(values: volume, channelMap: channelMap) }
 
-    /// The mute state to save for the stream's app or role: the user's, never the policy's.
-    public var savedMute: Bool { policyMuted ? false : muted }
-
     /// Whether `input` is the stream this entry was written for (same index, and nothing that names
     /// its owner has changed), rather than a later stream that was given the same index.
     public func describes(_ input: SinkInput) -> Bool {
@@ -89,22 +86,14 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     /// the policy could have written (mid-ramp, ducked, faded out). Anything else was set by someone
     /// else since (the user, meanwhile), and recovery leaves it alone.
     public func isScaledDown(_ current: ChannelVolumes) -> Bool {
-        let own = volume
-        guard current.values.count == own.count, !own.isEmpty else { return false }
-        // Each channel's ratio to its own volume; a raw unit of rounding per channel is allowed.
-        var lowest = Double.infinity, highest = -Double.infinity, slack = 0.0
-        for (now, mine) in zip(current.values, own) {
-            if mine == 0 {
-                guard now <= 1 else { return false }
-                continue
-            }
-            guard now <= mine + 1 else { return false }
-            let ratio = Double(now) / Double(mine)
-            lowest = min(lowest, ratio)
-            highest = max(highest, ratio)
-            slack = max(slack, 2 / Double(mine))
-        }
-        return lowest == .infinity || highest - lowest <= slack
+        written.isScaledDown(current)
+    }
+
+    /// What the pulse backend's saved-level bookkeeping needs of the entry (``StreamRestore``).
+    public var written: WrittenStream {
+        WrittenStream(index: sinkInput, key: restoreID, own: ownVolume, muted: muted, policyMuted: policyMuted,
+                      duckLevels: duckLevels ?? [],
+                      savedMute: savedMuteAbove.map { SavedMuteMark(above: $0, server: savedMuteServer) })
     }
 }
 

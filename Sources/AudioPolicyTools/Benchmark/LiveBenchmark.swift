@@ -5,6 +5,7 @@ import FoundationEssentials
 import FoundationGaps
 import Glibc
 import Logging
+import SoundServer
 
 /// Measures the daemon on the real sound server in `PULSE_SERVER`: reaction time from the server
 /// announcing a navigation prompt to our duck requests for every stream, with `streams` other
@@ -90,8 +91,9 @@ public final class LiveBenchmark {
         options.journalDurableCopy = folder + "/journal.json"
         // The real server, timed from outside the daemon (a new one on each reconnect).
         var timed: TimedServer?
+        let restore = StreamRestore()
         let daemon = Daemon(options: options, server: { loop in
-            let server = TimedServer(loop: loop)
+            let server = TimedServer(loop: loop, restore: restore)
             timed = server
             return server
         })

@@ -14,7 +14,7 @@ final class DaemonOnFake {
     private(set) var isReady = false
 
     convenience init(server: FakeSoundServer, directory: URL, name: String = "daemon") throws {
-        try self.init(makeServer: server.connection(loop:), directory: directory, name: name)
+        try self.init(makeServer: server.daemonConnections(), directory: directory, name: name)
     }
 
     init(makeServer: @escaping (MainLoop) -> any StreamServer, directory: URL, name: String = "daemon") throws {

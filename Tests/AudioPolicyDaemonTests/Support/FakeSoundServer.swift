@@ -4,7 +4,7 @@ import SoundServer
 /// A sound server in memory, for unit tests of the daemon's actuation and recovery without a real one.
 ///
 /// It keeps sink inputs (properties, per-channel volume, mute, corked) and a stream-restore table, and
-/// records every write in order. Connections (``connection(loop:)``, the daemon's server factory) hear of
+/// records every write in order. Connections (``daemonConnections()``, a daemon's server factory) hear of
 /// it the way libpulse tells: on the loop, never inside the call that caused it; `.ready`, then the
 /// initial snapshot, then changes, each change marked as the echo of the connection's own write or as
 /// someone else's. Like module-stream-restore, a volume or mute written to a stream is saved for its
@@ -46,11 +46,15 @@ final class FakeSoundServer {
     private var connections: [FakeServerConnection] = []
     private var nextIndex: UInt32 = 1
 
-    /// The daemon's server factory.
-    func connection(loop: MainLoop) -> any StreamServer {
-        let connection = FakeServerConnection(server: self, loop: loop)
-        connections.append(connection)
-        return connection
+    /// A daemon's server factory. Its connections share one bookkeeping of the saved levels, as a daemon's
+    /// pulse backend does (``Daemon/pulseConnections()``); a new daemon (after a "crash") gets a new one.
+    func daemonConnections() -> (MainLoop) -> any StreamServer {
+        let restore = StreamRestore()
+        return { [unowned self] loop in
+            let connection = FakeServerConnection(server: self, loop: loop, restore: restore)
+            connections.append(connection)
+            return connection
+        }
     }
 
     // MARK: - What a test does
@@ -193,6 +197,7 @@ final class FakeSoundServer {
 /// One client's connection to a ``FakeSoundServer``: what a ``PulseConnection`` would deliver.
 final class FakeServerConnection: StreamServer, SavedLevels {
     var savedLevels: (any SavedLevels)? { self }
+    let restore: StreamRestore?
     var savesMuteWithEveryChange: Bool { server.savesMuteWithEveryChange }
     var serverCookie: UInt32? { server.cookie }
     var onNews: (ServerNews) -> Void = { _ in }
@@ -209,8 +214,9 @@ final class FakeServerConnection: StreamServer, SavedLevels {
     private var told: [UInt32: SinkInput] = [:]
     private var snapshotTold = false
 
-    init(server: FakeSoundServer, loop: MainLoop) {
+    init(server: FakeSoundServer, loop: MainLoop, restore: StreamRestore) {
         self.server = server
+        self.restore = restore
         deliveryTimer = MainLoop.Timer(loop: loop) { [weak self] in self?.deliver() }
     }
 

@@ -1,0 +1,57 @@
+/// A stream the daemon changed and had not put back, as a journal tells it: what the server may have
+/// saved of those changes for the stream's key, and what to write back as that key's saved entry.
+///
+/// The saved-level bookkeeping (``StreamRestore``) takes it in this form rather than as the daemon's
+/// journal entry: the backend knows nothing of players or of how the journal is written.
+public struct WrittenStream: Equatable, Sendable {
+    /// The sink input's index.
+    public var index: UInt32
+    /// Its saved entry's key (`module-stream-restore.id`), if it has one.
+    public var key: String?
+    /// The user's own per-channel level (a factor of 1); empty while the server had not told it.
+    public var own: ChannelVolumes
+    /// Whether its user (or app) had muted it.
+    public var muted: Bool
+    /// Whether the policy's mute fallback muted it.
+    public var policyMuted: Bool
+    /// Every factor strictly between 0 and 1 that run ducked a stream to: the levels its ramps settled at.
+    public var duckLevels: [Double]
+    /// Where its key's saved mute was the policy's, if it was.
+    public var savedMute: SavedMuteMark?
+
+    public init(index: UInt32, key: String?, own: ChannelVolumes, muted: Bool, policyMuted: Bool,
+                duckLevels: [Double], savedMute: SavedMuteMark?) {
+        self.index = index
+        self.key = key
+        self.own = own
+        self.muted = muted
+        self.policyMuted = policyMuted
+        self.duckLevels = duckLevels
+        self.savedMute = savedMute
+    }
+
+    /// The mute to save for the stream's key: the user's, never the policy's.
+    public var savedEntryMute: Bool { policyMuted ? false : muted }
+
+    /// Whether `current` is a copy of the user's own level scaled down by one common factor: a level the
+    /// policy could have written (mid-ramp, ducked, faded out). Anything else was set by someone else
+    /// since (the user, meanwhile).
+    public func isScaledDown(_ current: ChannelVolumes) -> Bool {
+        let own = own.values
+        guard current.values.count == own.count, !own.isEmpty else { return false }
+        // Each channel's ratio to its own volume; a raw unit of rounding per channel is allowed.
+        var lowest = Double.infinity, highest = -Double.infinity, slack = 0.0
+        for (now, mine) in zip(current.values, own) {
+            if mine == 0 {
+                guard now <= 1 else { return false }
+                continue
+            }
+            guard now <= mine + 1 else { return false }
+            let ratio = Double(now) / Double(mine)
+            lowest = min(lowest, ratio)
+            highest = max(highest, ratio)
+            slack = max(slack, 2 / Double(mine))
+        }
+        return lowest == .infinity || highest - lowest <= slack
+    }
+}
