@@ -28,7 +28,7 @@ struct SandboxedStreams {
     /// `input` with its real identity in its properties (the lookup is made on its first sight only);
     /// `found` hears of a sandbox the first time (for the log).
     mutating func identified(_ input: SinkInput, found: (Sandbox.Identity) -> Void = { _ in }) -> SinkInput {
-        guard let pid = input.properties["application.process.id"].flatMap({ Int32($0) }), pid > 0 else { return input }
+        guard let pid = input.processID.flatMap({ Int32(exactly: $0) }), pid > 0 else { return input }
         let identity: Sandbox.Identity
         if let seen = known[input.index] {
             identity = seen

@@ -79,7 +79,7 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     /// its owner has changed), rather than a later stream that was given the same index.
     public func describes(_ input: SinkInput) -> Bool {
         input.index == sinkInput && input.restoreID == restoreID && input.applicationName == application
-            && input.properties["application.process.id"].flatMap { Int($0) } == pid
+            && input.processID == pid
     }
 
     /// Whether `current` is a copy of the user's own volume scaled down by one common factor: a volume
@@ -102,7 +102,7 @@ extension JournalEntry {
     init(_ input: SinkInput, ownVolume: ChannelVolumes, policyMuted: Bool, heldForLoss: Bool, pausedPlayers: [String],
          duckLevels: [Double], savedMute: SavedMuteMark?) {
         self.init(sinkInput: input.index, restoreID: input.restoreID, application: input.applicationName,
-                  pid: input.properties["application.process.id"].flatMap { Int($0) },
+                  pid: input.processID,
                   volume: ownVolume.values, channelMap: ownVolume.channelMap,
                   muted: policyMuted ? false : input.muted, policyMuted: policyMuted,
                   heldForLoss: policyMuted && heldForLoss ? true : nil, pausedPlayers: pausedPlayers, duckLevels: duckLevels,
