@@ -90,7 +90,7 @@ final class RecoveryTests {
         defer { if !unloaded { _ = try? run("pactl", "unload-module", module) } }
         let (music, own) = try session.startMusic()
         let index = try #require(music.index)
-        _ = try run("pactl", "move-sink-input", "\(index)", "headset")
+        try moveToHeadset(music, index: index)
         let first = try startDaemon()
         try session.awaitStatus(first, "the music known to play on the headset") { status in
             status.streams.contains { $0.index == index && $0.state == .playing }
@@ -117,6 +117,34 @@ final class RecoveryTests {
         try session.awaitStream(music, "unmuted at the user's new level") { !$0.muted && DaemonTests.matches($0.volume, chosen) }
         try awaitJournalEmpty()
         #expect(second.problems.isEmpty, "\(second.problems)")
+    }
+
+    /// Moves the music to the headset as its user would, and waits until the server has it there.
+    ///
+    /// pipewire-pulse 0.3.65 with WirePlumber 0.4 now and then leaves a stream moved just after it started
+    /// where it was (see ``OutputTests/userMove()``): the daemon then listed the music on the speakers, and
+    /// the headset's loss was rightly no loss to it (about one run in four of this suite and the soak
+    /// together). A user would move it again; so does the test.
+    func moveToHeadset(_ music: Player, index: UInt32) throws {
+        let headset = try #require(try Self.sinkIndex("headset"), "no headset sink")
+        var moves = 0
+        while case let sink = try music.stream().sink, sink != headset {
+            moves += 1
+            try #require(moves <= 3, "the music is still on sink \(sink) after 3 moves to the headset (\(headset))")
+            _ = try run("pactl", "move-sink-input", "\(index)", "headset")
+            _ = try? session.changes.await("the music on the headset", timeout: 1.5) { () throws -> Probe<Void> in
+                let sink = try music.stream().sink
+                return sink == headset ? .done(()) : .waiting("on sink \(sink)")
+            }
+        }
+        if moves > 1 { print("the music needed \(moves) moves to the headset (WirePlumber left it where it was)") }
+    }
+
+    /// The index of the sink named `name`, if the server has one.
+    static func sinkIndex(_ name: String) throws -> UInt32? {
+        try run("pactl", "list", "short", "sinks").split(separator: "\n")
+            .first { $0.split(separator: "\t").dropFirst().first.map(String.init) == name }
+            .flatMap { $0.split(separator: "\t").first.flatMap { UInt32($0) } }
     }
 
     @Test("killed -9 mid-duck, restarted while the prompt still plays: ducks again from the user's level, restores to it")
