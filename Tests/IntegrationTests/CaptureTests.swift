@@ -80,7 +80,7 @@ final class CaptureTests {
         let stream = try connection.awaitStream(ofProcess: player.pid)
         let meter = try #require(connection.pulse.meter(sinkInput: stream.index, sink: stream.sinkIndex) { _ in })
         var found: SourceOutput?
-        connection.runLoop(until: {
+        _ = connection.runLoop(until: {
             found = self.connection.capturesAdded.last { $0.isOwnMeter }
             return found != nil
         })
@@ -89,8 +89,14 @@ final class CaptureTests {
         for key in capture.properties.keys.sorted() { print("  \(key) = \(capture.properties[key] ?? "")") }
         #expect(capture.isPeakDetect)
         #expect(capture.isMonitor)
-        // pipewire-pulse announces the sink input before it has a sink: ask the server now.
-        let sink = try #require(SoundServer.streams().first { $0.index == stream.index }).sink
+        // pipewire-pulse announces the sink input before it has a sink, and can list it for a moment
+        // without one later (seen in CI: the meter on sink 30, the stream listed on no sink): ask the
+        // server until it names one.
+        var sink = UInt32.max // PA_INVALID_INDEX
+        _ = connection.runLoop(until: {
+            sink = (try? SoundServer.streams().first { $0.index == stream.index }?.sink) ?? UInt32.max
+            return sink != UInt32.max
+        }, seconds: 3)
         #expect(capture.monitoredSink == sink)
         meter.close()
         let removedOnClose = connection.runLoop(until: { self.connection.capturesRemoved.contains(capture.index) }, seconds: 2)
