@@ -51,8 +51,8 @@ struct ALSAConfig: ParsableCommand {
 
     private static func absolute(_ path: String) -> String {
         if path.hasPrefix("/") { return path }
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        guard getcwd(&buffer, buffer.count) != nil else { return path }
-        return String(cString: buffer) + "/" + path
+        guard let directory = getcwd(nil, 0) else { return path }
+        defer { free(directory) }
+        return String(cString: directory) + "/" + path
     }
 }
