@@ -1,6 +1,6 @@
 # audio-policyd: build, install and uninstall.
 #
-#   make                          release build (swift build -c release --static-swift-stdlib), and the
+#   make                          release build (swift build with scripts/release-flags), and the
 #                                 ALSA plugin (cc: it is loaded into other programs, so no Swift runtime)
 #   make plugin                   the ALSA plugin alone (libasound_module_pcm_audiopolicy.so)
 #   make install                  into PREFIX (default /usr/local); DESTDIR is honoured
@@ -33,9 +33,9 @@ GNOME_SHELL_LEGACY ?= $(shell gnome-shell --version 2>/dev/null | awk '{ split($
 GNOME_EXTENSION_SOURCE := desktop/gnome-shell/$(if $(filter yes,$(GNOME_SHELL_LEGACY)),gnome-43-44/)$(GNOME_EXTENSION)
 
 SWIFT ?= swift
-# The Swift runtime linked into the binary: the running daemon is about 5 MiB smaller resident than
-# with the shared libraries (README, Benchmarks).
-SWIFTFLAGS ?= -c release --static-swift-stdlib
+# The Swift runtime linked in, no exported symbols and, where the toolchain can, packed relocations:
+# less resident memory (scripts/release-flags says how much and why).
+SWIFTFLAGS ?= $(shell scripts/release-flags)
 SCRATCH ?= .build
 BIN ?= $(SCRATCH)/release/audio-policyd
 # The daemon alone: by default the one built next to BIN (set DAEMON_BIN too when BIN is a binary
