@@ -254,8 +254,8 @@ static void sweep(apd_loop *loop, bool all) {
         if (event->destroy) event->destroy(&loop->api, event, event->userdata);
         free(event);
     }
+    /* The pollfds need no rebuild here: io_free asked for one when it marked the event dead. */
     loop->dead_events = 0;
-    loop->rebuild_pollfds = true;
 }
 
 void apd_loop_free(apd_loop *loop) {
@@ -297,7 +297,8 @@ static int run_deferred(apd_loop *loop) {
     return ran;
 }
 
-/* The earliest due time of an enabled timer, or UINT64_MAX. */
+/* The earliest due time of an enabled timer, or UINT64_MAX: a scan, as pa_mainloop's, over the few
+ * timers a daemon has (a ramp's step, a hold's end, a reconnection). */
 static uint64_t next_due(apd_loop *loop) {
     uint64_t earliest = UINT64_MAX;
     for (pa_time_event *event = loop->time_events; event; event = event->next)
