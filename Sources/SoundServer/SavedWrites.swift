@@ -28,6 +28,9 @@ struct SavedWrites {
 
     /// The most writes remembered per key: a whole 300 ms ramp at 15 ms steps and then some.
     static let capacity = 48
+    /// The most settled ducks remembered per key, and keys remembered (``settledDucks``).
+    static let settledCapacity = 16
+    static let settledKeyCapacity = 64
 
     private var writes: [String: [Write]] = [:]
     /// An earlier run's changed streams, by key: its ramps passed through every step below their own
@@ -40,6 +43,10 @@ struct SavedWrites {
     /// of the key with a higher index started after that run, and took the mute from the server.
     /// -1 when the mark was made on another server instance: every stream of the key started after it.
     private var earlierMutes: [String: Int64] = [:]
+    /// The levels ducks of any run settled at, by key, oldest first (``rememberSettled(_:)``); keys in
+    /// the order last added to.
+    private var settled: [String: [Write]] = [:]
+    private var settledKeys: [String] = []
 
     /// A volume written to a stream of `key` whose own level is `own` (a restore to `own` itself is
     /// no level of ours).
@@ -112,6 +119,53 @@ struct SavedWrites {
         }
     }
 
+    // MARK: - Settled ducks, across runs
+
+    /// A stream ducked by a run, at each of its duck levels (``WrittenStream/duckLevels``): the levels
+    /// its ducks settle at, which a server may keep long after the run (WirePlumber saves its file only
+    /// after a second with no change anywhere, so a restart of the server can bring back any level
+    /// that held for a second, our settled ducks among them, minutes or sessions later: the soak, on
+    /// PipeWire). Only an own level whose channels differ is remembered: a duck of a balanced level is
+    /// a level apps set themselves (−20 dB of 100 % is a media element's volume 0.1). Returns whether
+    /// anything new was remembered.
+    mutating func rememberSettled(_ stream: WrittenStream) -> Bool {
+        guard let key = stream.key, Self.isUnbalanced(stream.own) else { return false }
+        var remembered = false
+        for level in Set(stream.duckLevels).sorted() where level > 0 && level < 1 {
+            remembered = rememberSettled(SettledDuck(key: key, volume: stream.own.scaled(by: level), own: stream.own))
+                || remembered
+        }
+        return remembered
+    }
+
+    /// Every settled duck remembered, oldest key first: what outlives the run (``SettledDuckFile``).
+    var settledDucks: [SettledDuck] {
+        settledKeys.flatMap { key in (settled[key] ?? []).map { SettledDuck(key: key, volume: $0.volume, own: $0.own) } }
+    }
+
+    /// Takes back what an earlier run remembered (``settledDucks``).
+    mutating func rememberSettled(_ ducks: [SettledDuck]) {
+        for duck in ducks { _ = rememberSettled(duck) }
+    }
+
+    private mutating func rememberSettled(_ duck: SettledDuck) -> Bool {
+        guard !duck.own.values.isEmpty, duck.volume.values.count == duck.own.values.count,
+              !duck.volume.matches(duck.own) else { return false }
+        var list = settled[duck.key, default: []]
+        if list.contains(where: { $0.volume.values == duck.volume.values && $0.own.values == duck.own.values }) { return false }
+        list.removeAll { $0.volume.matches(duck.volume) }
+        list.append(Write(volume: duck.volume, own: duck.own))
+        if list.count > Self.settledCapacity { list.removeFirst(list.count - Self.settledCapacity) }
+        settled[duck.key] = list
+        settledKeys.removeAll { $0 == duck.key }
+        settledKeys.append(duck.key)
+        if settledKeys.count > Self.settledKeyCapacity {
+            for forgotten in settledKeys.prefix(settledKeys.count - Self.settledKeyCapacity) { settled[forgotten] = nil }
+            settledKeys.removeFirst(settledKeys.count - Self.settledKeyCapacity)
+        }
+        return true
+    }
+
     /// Where a new stream of `key` (sink input `index`) starting at `volume` (`muted`) got that from,
     /// if from us: the newest write of ours at its volume (whose `own` is the stream's real own level),
     /// and our saved mute — this run's, or an earlier run's when the stream started after it. Nil when
@@ -129,6 +183,10 @@ struct SavedWrites {
             !volume.matches(stream.own) && Self.isUnbalanced(stream.own) && stream.isScaledDown(volume)
         }
         if let stream = earlierStep { return Origin(own: stream.own, mutedByUs: mutedByUs || (muted && stream.policyMuted)) }
+        // A duck some run settled at, which the server kept (``rememberSettled(_:)``).
+        if let duck = settled[key]?.last(where: { $0.volume.matches(volume) }) {
+            return Origin(own: duck.own, mutedByUs: mutedByUs)
+        }
         return mutedByUs ? Origin(own: volume, mutedByUs: true) : nil
     }
 

@@ -116,6 +116,25 @@ public final class StreamRestore {
         writes.theyMuted(key: input.restoreID)
     }
 
+    /// Streams ducked now (their journal entries): the levels their ducks settle at outlive the run
+    /// (``SavedWrites/rememberSettled(_:)``); ``onSettledChange`` is called when one is new.
+    public func rememberSettled(_ streams: [WrittenStream]) {
+        var changed = false
+        for stream in streams { changed = writes.rememberSettled(stream) || changed }
+        if changed { onSettledChange?() }
+    }
+
+    /// What an earlier run remembered (``settledDucks``), taken back at start.
+    public func rememberSettled(_ ducks: [SettledDuck]) {
+        writes.rememberSettled(ducks)
+    }
+
+    /// The settled ducks remembered, for the next run.
+    public var settledDucks: [SettledDuck] { writes.settledDucks }
+
+    /// Called when a settled duck was remembered for the first time: the daemon keeps them in a file.
+    public var onSettledChange: (() -> Void)?
+
     /// What an earlier run (or a server that went away) left changed, before its streams are restored:
     /// what it wrote may be saved too.
     public func recovered(_ streams: [WrittenStream]) {
@@ -128,8 +147,10 @@ public final class StreamRestore {
     /// Where a new stream's start came from, if the server gave it a level or mute of ours.
     public func origin(of input: SinkInput) -> Origin? {
         guard levels != nil, !input.volumePending, input.hasVolume,
-              let origin = writes.origin(of: input.volume, muted: input.muted, key: input.restoreID, index: input.index),
+              var origin = writes.origin(of: input.volume, muted: input.muted, key: input.restoreID, index: input.index),
               origin.own.channels == input.volume.channels else { return nil }
+        // A level remembered from an earlier run has no channel map: the stream's is the one.
+        if origin.own.channelMap.isEmpty { origin.own.channelMap = input.volume.channelMap }
         return origin
     }
 

@@ -1,4 +1,5 @@
 @testable import AudioPolicyDaemon
+import Foundation
 @testable import SoundServer
 import Testing
 
@@ -143,5 +144,64 @@ struct SavedWritesTests {
         // Someone muted or unmuted a stream of the key since: its saved mute is theirs.
         writes.theyMuted(key: key)
         #expect(writes.origin(of: appLevel, muted: true, key: key, index: 13) == nil)
+    }
+
+    @Test("a duck a run settled at outlives it: a later run takes a start at it for ours; a ramp step, another key, a balanced level do not count")
+    func settledDucksAcrossRuns() {
+        var first = SavedWrites()
+        let ducked = WrittenStream(index: 7, key: key, own: own, muted: false, policyMuted: false,
+                                   duckLevels: [0.2, 0.1], savedMute: nil)
+        let rememberedFirst = first.rememberSettled(ducked)
+        let rememberedAgain = first.rememberSettled(ducked)
+        #expect(rememberedFirst)
+        #expect(!rememberedAgain, "remembered once")
+        // Control: a run that did not read them knows nothing of them.
+        #expect(SavedWrites().origin(of: own.scaled(by: 0.1), muted: false, key: key, index: 1) == nil)
+        var later = SavedWrites()
+        later.rememberSettled(first.settledDucks)
+        #expect(later.origin(of: own.scaled(by: 0.1), muted: false, key: key, index: 1)?.own.values == own.values)
+        #expect(later.origin(of: own.scaled(by: 0.2), muted: false, key: key, index: 1)?.own.values == own.values)
+        #expect(later.origin(of: own.scaled(by: 0.5), muted: false, key: key, index: 1) == nil, "a ramp step is no settled level")
+        #expect(later.origin(of: own.scaled(by: 0.1), muted: false, key: "sink-input-by-media-role:event", index: 1) == nil)
+        // −20 dB of a balanced 100 % is what an app sets for a volume of 0.1: never remembered.
+        let balanced = WrittenStream(index: 8, key: key, own: ChannelVolumes(uniform: ChannelVolumes.norm, channels: 2),
+                                     muted: false, policyMuted: false, duckLevels: [0.1], savedMute: nil)
+        let rememberedBalanced = first.rememberSettled(balanced)
+        #expect(!rememberedBalanced)
+        #expect(first.origin(of: balanced.own.scaled(by: 0.1), muted: false, key: key, index: 1) == nil)
+    }
+
+    @Test("settled ducks are bounded: 16 per key, 64 keys, the oldest forgotten")
+    func settledDucksAreBounded() {
+        var writes = SavedWrites()
+        func stream(_ key: String, _ left: UInt32) -> WrittenStream {
+            WrittenStream(index: 1, key: key, own: ChannelVolumes(values: [left, 20000]), muted: false, policyMuted: false,
+                          duckLevels: [0.1], savedMute: nil)
+        }
+        for step in 0..<(SavedWrites.settledCapacity + 4) { _ = writes.rememberSettled(stream(key, UInt32(40000 + step * 100))) }
+        #expect(writes.settledDucks.count == SavedWrites.settledCapacity)
+        let oldest = ChannelVolumes(values: [40000, 20000]).scaled(by: 0.1)
+        let newest = ChannelVolumes(values: [UInt32(40000 + (SavedWrites.settledCapacity + 3) * 100), 20000]).scaled(by: 0.1)
+        #expect(writes.origin(of: oldest, muted: false, key: key, index: 1) == nil)
+        #expect(writes.origin(of: newest, muted: false, key: key, index: 1) != nil)
+        for other in 0..<SavedWrites.settledKeyCapacity { _ = writes.rememberSettled(stream("app-\(other)", 50000)) }
+        #expect(Set(writes.settledDucks.map(\.key)).count == SavedWrites.settledKeyCapacity)
+        #expect(writes.origin(of: newest, muted: false, key: key, index: 1) == nil, "the key added to longest ago is forgotten")
+    }
+
+    @Test("the settled-duck file: read back as written; none when missing; nil when not ours")
+    func settledDuckFile() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("settled-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/" + SettledDuckFile.name
+        #expect(SettledDuckFile.load(path) == [])
+        let ducks = [SettledDuck(key: key, volume: own.scaled(by: 0.1), own: own)]
+        try SettledDuckFile.save(ducks, to: path)
+        #expect(SettledDuckFile.load(path)?.map(\.volume.values) == ducks.map(\.volume.values))
+        #expect(SettledDuckFile.load(path)?.map(\.own.values) == [own.values])
+        try Data(#"{"ducks":[],"version":2}"#.utf8).write(to: URL(fileURLWithPath: path))
+        #expect(SettledDuckFile.load(path) == nil, "another version")
+        try Data("{\"ducks\":[".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(SettledDuckFile.load(path) == nil, "cut short")
     }
 }

@@ -58,4 +58,58 @@ final class SavedDuckTests {
         #expect(DaemonTests.matches(try again.stream().volume, own), "the next music starts at the user's level")
         #expect(daemon.problems.isEmpty, "\(daemon.problems)")
     }
+
+    // A server can hand back one of our ducks long after the run that wrote it: WirePlumber saves its
+    // file only after a second with no change anywhere, and a restart of the server reloads that
+    // snapshot (the soak, on PipeWire: music started at a −20 dB duck written five minutes and six
+    // daemons earlier). Here the server is given the duck as the role's saved level by hand, after a
+    // clean stop, which leaves no journal to tell of it.
+
+    @Test("a duck an earlier run settled at, handed back by the server after a clean stop: the next music starts from the user's level")
+    func settledDuckOfAnEarlierRun() throws {
+        try settledDuckHandedBack(forgetting: false)
+    }
+
+    @Test("control: with the earlier runs' settled ducks forgotten, the same start is kept as the music's own level")
+    func settledDuckForgotten() throws {
+        try settledDuckHandedBack(forgetting: true)
+    }
+
+    private func settledDuckHandedBack(forgetting: Bool) throws {
+        let stateHome = try TestEnvironment.temporaryFolder("audio-policyd-state")
+        defer { try? FileManager.default.removeItem(at: stateHome) }
+        let (music, own) = try session.startMusic()
+        let first = try session.startDaemon(stateHome: stateHome)
+        let prompt = try session.play(.long, role: "navigation", name: "navigation-app")
+        try session.awaitInterrupted(music, own: own, by: .duck)
+        prompt.stop()
+        try session.awaitRestored(music, to: own)
+        #expect(first.terminate() == 0)
+        let file = stateHome.appendingPathComponent("audio-policyd/settled-ducks.json").path
+        #expect(FileManager.default.fileExists(atPath: file), "written at the clean stop at the latest")
+        music.stop()
+
+        // The role's saved level becomes the duck: a stream of the role set to it, then ended.
+        let ducked = DaemonTests.volume(own, at: -20)
+        let setter = try session.play(.music, role: "music", name: "music-app")
+        try SoundServer.setVolume(try #require(setter.index), raw: ducked.raw)
+        try session.awaitStream(setter, "at the duck, as the role's saved level") { DaemonTests.matches($0.volume, ducked) }
+        setter.stop()
+        if forgetting { try FileManager.default.removeItem(atPath: file) }
+
+        let second = try session.startDaemon(stateHome: stateHome)
+        try second.awaitLog("connected to")
+        let next = try session.play(.music, role: "music", name: "music-app")
+        let index = try #require(next.index)
+        try second.awaitLog("stream \(index) (music-app) class=primary")
+        let takenForOurs = second.log.contains { $0.contains("stream \(index) (music-app) started at") && $0.contains("as the server saved it") }
+        if forgetting {
+            #expect(!takenForOurs)
+            #expect(DaemonTests.matches(try next.stream().volume, ducked), "kept at the duck: taken for its own level")
+        } else {
+            #expect(takenForOurs, "\(second.logText)")
+            try session.awaitStream(next, "back at the user's level") { DaemonTests.matches($0.volume, own) && !$0.muted }
+        }
+        #expect(second.problems.isEmpty, "\(second.problems)")
+    }
 }

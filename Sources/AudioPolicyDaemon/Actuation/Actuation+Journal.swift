@@ -1,6 +1,7 @@
 import AudioPolicy
 import EventLoop
 import FoundationEssentials
+import FoundationGaps
 import Glibc
 import Logging
 import SoundServer
@@ -41,6 +42,7 @@ extension Actuation {
     /// A clean stop: what could be put back has been. Streams held paused are left to the user (as a
     /// clean stop leaves them), so their entries go; entries of a server that is gone stay for next time.
     func closeJournal() {
+        if settledDuckTimer?.isScheduled == true { saveSettledDucks() }
         guard let server, server.isReady else { return }
         for index in journal.entries.keys.sorted() where streams[index] != nil && !isVolumeAltered(index) {
             report(journal.remove(index))
@@ -59,7 +61,9 @@ extension Actuation {
             report(journal.remove(index))
             return
         }
-        report(journal.record(journalEntry(of: live, pausedPlayers: players)))
+        let entry = journalEntry(of: live, pausedPlayers: players)
+        report(journal.record(entry))
+        if live.factor < 1 { restore?.rememberSettled([entry.written]) }
     }
 
     /// The stream's entry as it stands, with the run's duck levels and where its key's saved mute is ours.
@@ -149,6 +153,42 @@ extension Actuation {
     /// A repair of the stream's saved entry has been sent (by the engine's `repairSaved`).
     func journalRepairSent(_ index: UInt32) {
         report(journal.remove(index))
+    }
+
+    // MARK: - Settled ducks, across runs
+
+    /// Reads the settled ducks earlier runs kept (``SettledDuckFile``) into the backend's saved-level
+    /// bookkeeping, and keeps the file up to date from then on. Once, at the first connection of a
+    /// backend that has saved levels; nothing without a journal file.
+    func keepSettledDucks() {
+        guard let restore, !settledDucksRead, let store = journal.store else { return }
+        settledDucksRead = true
+        let path = SettledDuckFile.path(besides: store)
+        if let ducks = SettledDuckFile.load(path) {
+            restore.rememberSettled(ducks)
+        } else {
+            log.warning("\(path) is unreadable; starting without the levels earlier runs' ducks settled at (it is written again at the next duck)")
+        }
+        restore.onSettledChange = { [unowned self] in self.saveSettledDucksLater() }
+    }
+
+    /// A new settled duck: the file is written in a few seconds, with whatever more came by then.
+    func saveSettledDucksLater() {
+        if settledDuckTimer == nil {
+            settledDuckTimer = MainLoop.Timer(loop: loop) { [unowned self] in self.saveSettledDucks() }
+        }
+        if settledDuckTimer?.isScheduled != true { settledDuckTimer?.schedule(after: 3_000_000) }
+    }
+
+    func saveSettledDucks() {
+        settledDuckTimer?.cancel()
+        guard let restore, let store = journal.store else { return }
+        let path = SettledDuckFile.path(besides: store)
+        do {
+            try SettledDuckFile.save(restore.settledDucks, to: path)
+        } catch {
+            log.error("cannot write \(path): \(errorMessage(error))")
+        }
     }
 
     func report(_ failure: String?) {

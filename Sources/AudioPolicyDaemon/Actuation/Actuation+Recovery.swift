@@ -20,6 +20,7 @@ extension Actuation {
         recoveredHolds = []
         // Streams that started while no daemon ran may have been given its ducks.
         restore?.recovered(entries.map(\.written))
+        restore?.rememberSettled(entries.map(\.written))
         guard !entries.isEmpty, let server else {
             completion()
             return inputs

@@ -35,6 +35,11 @@ final class Actuation {
     var compactionTimer: MainLoop.Timer?
     /// Wakes the loop when the journal's sync thread could not write the durable copy (or can again).
     var durableCopyWatch: MainLoop.IOWatch?
+    /// Armed a few seconds after a settled duck was first remembered: the file is written then
+    /// (``SettledDuckFile``).
+    var settledDuckTimer: MainLoop.Timer?
+    /// Whether the settled ducks of earlier runs were read (once, at the first connection).
+    var settledDucksRead = false
     /// Peak meters of the streams whose sound the engine asked about.
     let meters = StreamMeters()
     /// The sound server while connected (server intake hands it over and takes it back).
@@ -58,6 +63,7 @@ final class Actuation {
         restore = server.restore
         restore?.log = log
         restore?.connected(to: server)
+        keepSettledDucks()
     }
 
     /// The server went away: nothing more can be written; its meters went with it.
