@@ -1,10 +1,13 @@
 # Installs the Debian packages audio-policyd builds and tests with, when any is missing.
 # Sourced by scripts/run and scripts/test.
 
-# Needed to build and run the daemon.
-RUNTIME_PACKAGES=(libpulse-dev libdbus-1-dev libxcb1-dev pulseaudio pulseaudio-utils)
-# Needed by the tests: real servers, real players, real measurements.
-TEST_PACKAGES=(libasound2-dev libasound2-plugins alsa-utils pipewire pipewire-pulse wireplumber dbus
+# Needed to build and run the daemon: libraries and a client (pactl), no sound server. Safe on any
+# sound stack: PipeWire's desktop (pipewire-audio) keeps all of them installed itself.
+BUILD_PACKAGES=(libpulse-dev libdbus-1-dev libxcb1-dev pulseaudio-utils)
+# Needed by the tests: real servers, real players, real measurements. PulseAudio and PipeWire are
+# installed side by side (Debian lets pulseaudio and pipewire-pulse coexist; pipewire-audio does not,
+# and install_missing never removes it).
+TEST_PACKAGES=(pulseaudio libasound2-dev libasound2-plugins alsa-utils pipewire pipewire-pulse wireplumber dbus
                mpv mpv-mpris playerctl sox tmux
                # Focus (Tests/IntegrationTests: X11 focus): a virtual display, a window manager that keeps
                # _NET_ACTIVE_WINDOW, and a way to move focus.
@@ -30,18 +33,29 @@ TEST_PACKAGES=(libasound2-dev libasound2-plugins alsa-utils pipewire pipewire-pu
                # Sandboxed apps (SandboxTests): a Flatpak-like sandbox, its bus through the proxy Flatpak uses.
                bubblewrap xdg-dbus-proxy)
 
+source "$(dirname "${BASH_SOURCE[0]}")/sound-stack.sh"
+
+# Installs those of "$@" that are missing, and never removes a package to do it: apt's --no-remove
+# makes a conflict (pulseaudio on a pipewire-audio desktop) an error that changes nothing.
+# AUDIO_POLICYD_APT_SIMULATE=STATUS-FILE only asks apt what it would do on a machine with that dpkg
+# status (Tests/Setup/sound-stack), with no update and no sudo.
 install_missing() {
     local missing=()
     local package
     for package in "$@"; do
-        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+        package_installed "$package" || missing+=("$package")
     done
     [ ${#missing[@]} -eq 0 ] && return 0
+    local apt=(apt-get install -y -qq --no-install-recommends --no-remove)
+    if [ -n "${AUDIO_POLICYD_APT_SIMULATE:-}" ]; then
+        apt-get -o Dir::State::status="$AUDIO_POLICYD_APT_SIMULATE" "${apt[@]:1}" --simulate "${missing[@]}"
+        return
+    fi
     echo "installing: ${missing[*]}" >&2
     local sudo=()
     [ "$(id -u)" -eq 0 ] || sudo=(sudo)
     "${sudo[@]}" apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" "${apt[@]}" "${missing[@]}" >&2
 }
 
 require_swift() {
