@@ -104,6 +104,22 @@ public final class StreamRestore {
         return writes.mutesSaved(ours: policyMuted, key: input.restoreID)
     }
 
+    /// A newer snapshot of `input` (any change: a level, a move, a cork, its properties). PulseAudio's
+    /// module-stream-restore saves a stream's mute again with *every* change of a stream whose mute it
+    /// saves, not only with a change of its level (the soak, on PulseAudio: a call's mute saved again
+    /// when the server moved the muted music off a headset that went away, after our unmute of another
+    /// stream had made the key's saved mute no longer ours; the next streams started with it and were
+    /// taken for the user's, left muted). WirePlumber saves with a change of the level: ours goes
+    /// through ``wrote(_:to:own:policyMuted:)``, someone else's is `theirLevel`. Returns whether whose
+    /// the key's saved mute is changed.
+    public func streamChanged(_ input: SinkInput, theirLevel: Bool, policyMuted: Bool) -> Bool {
+        guard let levels else { return false }
+        if levels.savesMuteWithEveryChange {
+            return theirLevel && levelChanged(input, policyMuted: policyMuted)
+        }
+        return levelChanged(input, policyMuted: policyMuted)
+    }
+
     /// A mute or unmute written to `input`, which the server saves as its key's mute.
     public func wroteMute(_ muted: Bool, to input: SinkInput) {
         muteSaved.insert(input.index)

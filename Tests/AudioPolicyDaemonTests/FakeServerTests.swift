@@ -184,6 +184,37 @@ struct FakeServerTests {
         #expect(server.streams[next]?.muted == !policyMuted, "the next music after the call: \(server.writes)")
     }
 
+    @Test("a call's fade-in cut short by a server restart: the music's saved entry is repaired unmuted and the next music starts unmuted (control: music its user muted keeps its key's saved mute), on both servers' saving",
+          arguments: [(false, true), (false, false), (true, true), (true, false)])
+    func serverRestartDuringTheFadeIn(userMuted: Bool, savesMuteWithEveryChange: Bool) throws {
+        server.savesMuteWithEveryChange = savesMuteWithEveryChange
+        let music = server.addStream(role: "music", application: "Music", volume: Self.own)
+        if userMuted { server.userSetsMute(music, true) }
+        let daemon = try startDaemon()
+        daemon.run(for: 0.2)
+        let call = server.addStream(role: "phone", application: "Phone", volume: [65536, 65536])
+        daemon.run(for: 1.5)
+        #expect(server.streams[music]?.muted == true, "\(server.writes)")
+        server.removeStream(call)
+        if userMuted {
+            daemon.run(for: 0.3)
+        } else {
+            // Our unmute is out and the fade-in under way (500 ms): the journal holds the music's own mute.
+            #expect(daemon.run(until: { server.writes.contains(.mute(music, false)) }, timeout: 2), "\(server.writes)")
+            #expect(daemon.journal.first { $0.sinkInput == music }.map { !$0.muted && !$0.policyMuted } == true,
+                    "journaled as muted by its user: \(daemon.journal)")
+        }
+        server.goAway()
+        #expect(daemon.run(until: { daemon.daemon.connectedServer == nil }))
+        server.comeBack()
+        #expect(daemon.run(until: { daemon.daemon.connectedServer != nil }))
+        #expect(daemon.run(until: { daemon.journal.isEmpty }), "the journal kept \(daemon.journal)")
+        #expect(server.saved[Self.musicKey]?.muted == userMuted, "saved: \(String(describing: server.saved[Self.musicKey]))")
+        let next = server.addStream(role: "music", application: "Music", volume: Self.own)
+        daemon.run(for: 0.5)
+        #expect(server.streams[next]?.muted == userMuted, "the next music: \(server.writes)")
+    }
+
     @Test("killed while ducking: the next start restores the music exactly (control: unless the user set it meanwhile)",
           arguments: [false, true])
     func crashRecovery(userSetsItMeanwhile: Bool) throws {

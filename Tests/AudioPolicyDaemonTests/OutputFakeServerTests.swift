@@ -202,6 +202,38 @@ struct OutputFakeServerTests {
         _ = first
     }
 
+    @Test("PulseAudio saves a call's mute again when it moves the muted music off a lost headset, after our unmute of another stream: killed then, the next run unmutes a music stream that took that mute (control: the user muted a stream of the role after the move, so the saved mute is theirs and stays)",
+          arguments: [false, true])
+    func callMuteSavedAgainByAMove(userMutedAfter: Bool) throws {
+        server.savesMuteWithEveryChange = false
+        let (first, music) = try musicOnHeadset()
+        let call = server.addStream(role: "phone", application: "Phone", volume: [65536, 65536])
+        #expect(first.run(until: { server.streams[music]?.muted == true }, timeout: 2), "\(server.writes)")
+        // A corked music stream starts with the call's saved mute, which the daemon undoes: the key's saved
+        // mute is no longer ours.
+        let corked = server.addStream(role: "music", application: "Jukebox", volume: [30000, 30000], corked: true,
+                                      appSetsVolume: true)
+        #expect(first.run(until: { server.streams[corked]?.muted == false }, timeout: 2), "\(server.writes)")
+        // The headset goes; the server moves the muted music to the speakers and saves its mute again.
+        server.removeSink(1, rescueTo: 0)
+        first.run(for: 0.3)
+        #expect(server.saved[Self.musicKey]?.muted == true, "the move did not save the mute again")
+        if userMutedAfter {
+            server.userSetsMute(corked, true)
+            first.run(for: 0.3)
+        }
+        // Killed; the call ends and a music app starts with the role's saved mute while no daemon runs.
+        server.dropConnections()
+        server.removeStream(call)
+        let next = server.addStream(role: "music", application: "Podcasts", volume: [40000, 36000], appSetsVolume: true)
+        #expect(server.streams[next]?.muted == true)
+        let second = try startDaemon(name: "second")
+        second.run(for: 1)
+        #expect(server.streams[next]?.muted == userMutedAfter, "after the next start: \(server.writes)")
+        #expect(server.streams[next]?.volume.values == [40000, 36000])
+        _ = first
+    }
+
     @Test("killed while holding the music muted after its headset went away: the next run keeps it muted at its own level until the user's volume change unmutes it (control: killed while a call's mute fallback held it, the next run unmutes it)",
           arguments: [true, false])
     func holdAfterACrash(headsetLost: Bool) throws {

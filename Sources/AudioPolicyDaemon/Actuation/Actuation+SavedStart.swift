@@ -49,6 +49,8 @@ extension Actuation {
         }
         if mutedByUs, !live.policyMuted {
             writeMute(index, false)
+            // Not the user's mute, whatever the snapshot says until the unmute's echo (see `.unmute`).
+            update(index) { $0.input.muted = false }
         }
         journalSync(index)
     }

@@ -57,9 +57,11 @@ extension Actuation {
             if input.levelChange == .theirs, input.theirVolume { live.ownVolume = input.volume }
         }
         let lateStart = old.volumePending && !input.volumePending ? volumeArrived(input.index) : nil
-        // The server saves the mute with a level someone else set, as it does with ours.
-        if lateStart == nil, input.levelChange == .theirs, input.theirVolume, let live = streams[input.index],
-           restore?.levelChanged(input, policyMuted: live.policyMuted) == true {
+        // The server saves the mute again with the change: with a level someone else set, as it does with
+        // ours, and on PulseAudio with any change of a stream whose mute it saves (a move, a cork).
+        if lateStart == nil, let live = streams[input.index],
+           restore?.streamChanged(input, theirLevel: input.levelChange == .theirs && input.theirVolume,
+                                  policyMuted: live.policyMuted) == true {
             journalSavedMute(of: input.restoreID)
         }
         return (old, lateStart)

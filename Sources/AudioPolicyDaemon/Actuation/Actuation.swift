@@ -120,8 +120,15 @@ final class Actuation {
             journalSync(index)
         case let .unmute(id, to, fade):
             guard let index = index(of: id) else { return }
-            streams[index]?.policyMuted = false
-            streams[index]?.heldForLoss = false
+            update(index) { live in
+                // The unmute goes out with this batch: until its echo, the mute the snapshot shows is ours,
+                // never the user's. Journaled as the user's, a server restart or a kill before the echo had
+                // it written back as the key's saved mute, and every later stream of the key started muted
+                // (the soak, on PipeWire: the fade-in after a call cut short by a server restart).
+                if live.policyMuted { live.input.muted = false }
+                live.policyMuted = false
+                live.heldForLoss = false
+            }
             noteDuckLevel(to)
             ramps.start(index, Ramp(from: 0, to: to, start: now, duration: fade))
             journalSync(index)
