@@ -4,6 +4,7 @@ import Foundation
 import FoundationXML
 #endif
 import Testing
+import TestRequirements
 
 /// Timelines (`audio-policyd plot`, `test --timeline`): the SVG is XML, its gain line says what the engine
 /// says (read back through the coordinate mapping the SVG documents), failed expectations are drawn red
@@ -164,7 +165,7 @@ struct TimelineTests {
     static var canRender: Bool { renderTools.allSatisfy { FileManager.default.isExecutableFile(atPath: $0) } }
 
     @Test("rendered to PNG, the picture is not blank (and a blank one would be caught)",
-          .enabled(if: canRender, "needs rsvg-convert and pngtopnm: apt-get install librsvg2-bin netpbm (scripts/test installs them)"))
+          .needs(canRender ? nil : "needs rsvg-convert and pngtopnm: apt-get install librsvg2-bin netpbm (scripts/test installs them)"))
     func rendersNotBlank() throws {
         let picture = try Raster(svg: Self.svg(try Self.load(Self.navigation)))
         #expect(picture.width == 1200)

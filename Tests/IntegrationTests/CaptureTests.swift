@@ -1,10 +1,11 @@
 import Foundation
 import SoundServer
 import Testing
+import TestRequirements
 
 // Capture streams (source outputs) as PulseConnection reports them, on a real server.
 
-@Suite(.serialized, .disabled(if: TestEnvironment.soundServer == nil, "no sound server: run scripts/test"))
+@Suite(.serialized, .needs(TestEnvironment.soundServerMissing))
 final class CaptureTests {
     let connection = LoopConnection()
     var children: [Child] = []

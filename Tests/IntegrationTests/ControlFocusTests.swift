@@ -1,13 +1,14 @@
 import AudioPolicy
 import Foundation
 import Testing
+import TestRequirements
 
 /// The control socket's `focus` op, as a desktop's script sends it (the GNOME Shell extension), and its
 /// D-Bus twin for the KWin script (FocusBus): two real mpv tones, both the policy's ambient game, and the daemon
 /// with policies/focus.toml. Focus on one ducks the other to -12 dB and leaves the focused one alone;
 /// focus moving back swaps them; no window focused (`focus` with neither pid nor app) ducks both.
 @Suite("focus through the control socket", .serialized,
-       .disabled(if: !SessionBus.installed("mpv"), "needs mpv (apt-get install mpv)"))
+       .needs(!SessionBus.installed("mpv") ? "needs mpv (apt-get install mpv)" : nil))
 final class ControlFocusTests {
     let changes = Changes()
 
@@ -45,7 +46,7 @@ final class ControlFocusTests {
     }
 
     @Test("the KWin script's way in: org.audiopolicyd.Focus.Activated(pid, appId) on the session bus ducks as the focus op does",
-          .disabled(if: SessionBus.address == nil, "no private session bus (DBUS_SESSION_BUS_ADDRESS): run scripts/test"))
+          .needs(SessionBus.address == nil ? "no private session bus (DBUS_SESSION_BUS_ADDRESS): run scripts/test" : nil))
     func busActivatedDucksTheOtherApp() throws {
         let scene = try FocusScene(policy: "policies/focus.toml", changes: changes) { _ = try $0.awaitLog("focus: desktop scripts can tell focus on the session bus as org.audiopolicyd.Focus") }
         let (game, other, daemon) = (scene.game, scene.other, scene.daemon)

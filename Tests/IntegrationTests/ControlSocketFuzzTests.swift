@@ -2,6 +2,7 @@ import ControlProtocol
 import Foundation
 import Fuzzing
 import Testing
+import TestRequirements
 
 // The control socket against tens of thousands of mutated and random request lines (issue 13): every
 // line gets one reply, `{"ok":false,"error":…}` unless the mutation happened to be valid, no line
@@ -12,7 +13,7 @@ import Testing
 @Suite(
     "Control socket fuzz",
     .serialized,
-    .disabled(if: TestEnvironment.soundServer == nil, "no sound server: run scripts/test")
+    .needs(TestEnvironment.soundServerMissing)
 )
 final class ControlSocketFuzzTests {
     let session: LiveSession

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestRequirements
 
 // The control socket's limits and odd clients (issue 13, README "Control socket"): a 10 MB line, a
 // client that never writes, 200 at once, another user, a subscriber that never reads, a client that
@@ -9,7 +10,7 @@ import Testing
 @Suite(
     "Control socket limits",
     .serialized,
-    .disabled(if: TestEnvironment.soundServer == nil, "no sound server: run scripts/test")
+    .needs(TestEnvironment.soundServerMissing)
 )
 final class ControlSocketLimitTests {
     let session: LiveSession
@@ -121,7 +122,7 @@ final class ControlSocketLimitTests {
     }
 
     @Test("a client of another user is refused by its credentials (SO_PEERCRED), with a log line, even past a loosened socket mode; the daemon's own user is served (control)",
-          .enabled(if: getuid() == 0, "needs root, to connect as another user with setpriv"))
+          .needs(getuid() == 0 ? nil : "needs root, to connect as another user with setpriv"))
     func otherUser() throws {
         let daemon = try session.startDaemon()
         // Past the filesystem's check (folder 0700, socket 0600), so that the credential check is what answers.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestRequirements
 
 // `audio-policyd-daemon`, the daemon alone, and `audio-policyd run`, which hands over to it: the same
 // options, the same errors. Usage and policy errors need no sound server; starting does.
@@ -52,7 +53,7 @@ struct DaemonExecutableTests {
 @Suite(
     "The daemon-only executable on the sound server",
     .serialized,
-    .disabled(if: TestEnvironment.soundServer == nil, "no sound server: run scripts/test")
+    .needs(TestEnvironment.soundServerMissing)
 )
 final class DaemonExecutableLiveTests {
     let session: LiveSession

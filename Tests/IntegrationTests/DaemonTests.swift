@@ -3,6 +3,7 @@ import ControlProtocol
 import Foundation
 import SoundServer
 import Testing
+import TestRequirements
 
 // The daemon's behaviour on real components: the built `audio-policyd` binary, a real sound server
 // (PulseAudio, or PipeWire with pipewire-pulse: scripts/test runs this suite against both), real
@@ -21,7 +22,7 @@ import Testing
 @Suite(
     "audio-policyd on a real sound server",
     .serialized,
-    .disabled(if: TestEnvironment.soundServer == nil, "no sound server: run scripts/test")
+    .needs(TestEnvironment.soundServerMissing)
 )
 final class DaemonTests {
     /// Server events and daemon log lines: what every wait wakes on.

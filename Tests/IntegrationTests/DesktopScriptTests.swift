@@ -2,6 +2,7 @@ import AudioPolicy
 import ControlProtocol
 import Foundation
 import Testing
+import TestRequirements
 
 /// What the project ships for KDE Plasma and GNOME on Wayland (desktop/), apart from their shells: the
 /// GNOME Shell extension's socket client run under plain gjs against the real daemon, and every script
@@ -14,7 +15,7 @@ final class DesktopScriptTests {
     static let extensionFolder = desktop.appendingPathComponent("gnome-shell/audio-policyd-focus@audio-policyd")
 
     @Test("the GNOME extension's FocusTeller (gjs) reaches the daemon: focus on one app's pid ducks the other",
-          .disabled(if: !SessionBus.installed("gjs") || !SessionBus.installed("mpv"), "needs gjs and mpv (apt-get install gjs mpv)"))
+          .needs(!SessionBus.installed("gjs") || !SessionBus.installed("mpv") ? "needs gjs and mpv (apt-get install gjs mpv)" : nil))
     func gnomeTellerDucksTheOtherApp() throws {
         let scene = try FocusScene(policy: "policies/focus.toml", changes: changes)
         let (game, other, daemon) = (scene.game, scene.other, scene.daemon)
@@ -31,14 +32,14 @@ final class DesktopScriptTests {
     }
 
     @Test("control: with no daemon listening, tell says so and does not throw",
-          .disabled(if: !SessionBus.installed("gjs"), "needs gjs (apt-get install gjs)"))
+          .needs(!SessionBus.installed("gjs") ? "needs gjs (apt-get install gjs)" : nil))
     func gnomeTellerWithoutDaemon() throws {
         let output = try gjs(["const t = new FocusTeller('/nonexistent/control'); print(t.tell(42, 'x'));"])
         #expect(output == "false", "\(output)")
     }
 
     @Test("the extension's control socket path is the daemon's default, with and without XDG_RUNTIME_DIR",
-          .disabled(if: !SessionBus.installed("gjs"), "needs gjs (apt-get install gjs)"))
+          .needs(!SessionBus.installed("gjs") ? "needs gjs (apt-get install gjs)" : nil))
     func gnomeSocketPath() throws {
         for runtime in ["/run/user/4242", nil] {
             var environment = TestEnvironment.variables
@@ -49,7 +50,7 @@ final class DesktopScriptTests {
     }
 
     @Test("every shipped script parses (node --check), every metadata is JSON naming its own folder",
-          .disabled(if: !SessionBus.installed("node"), "needs node (apt-get install nodejs)"))
+          .needs(!SessionBus.installed("node") ? "needs node (apt-get install nodejs)" : nil))
     func scriptsParse() throws {
         let kwin = Self.desktop.appendingPathComponent("kwin/audio-policyd-focus")
         let legacy = Self.desktop.appendingPathComponent("gnome-shell/gnome-43-44/audio-policyd-focus@audio-policyd")

@@ -1,12 +1,13 @@
 import AudioPolicy
 import Foundation
 import Testing
+import TestRequirements
 
 /// Focus on a real X11 display: Xvfb and openbox (which keeps `_NET_ACTIVE_WINDOW`), two real mpv
 /// windows — a "game" playing a tone, classified ambient by a rule, and a second, silent one — and the
 /// daemon with `DISPLAY` set. Activating the other window ducks the game to policies/focus.toml's -12 dB;
 /// activating the game's restores it exactly. The control: the default policy changes nothing.
-@Suite("focus on X11", .serialized, .disabled(if: FocusDesktop.missing != nil, "\(FocusDesktop.missing ?? "")"))
+@Suite("focus on X11", .serialized, .needs(FocusDesktop.missing))
 final class FocusTests {
     let changes = Changes()
 

@@ -1,6 +1,7 @@
 import AudioPolicy
 import Foundation
 import Testing
+import TestRequirements
 
 // Games nobody here wrote, next to mpv's music with MPRIS: SDL2's `loopwave` (what SDL games play
 // through) and OpenAL Soft's `alurestream` (what OpenAL games play through), each playing a long tone
@@ -48,7 +49,7 @@ extension Tone {
 
 extension MPRISTests {
     @Test("a game (SDL2, OpenAL) is ambient: the music keeps playing at its level and keeps Now Playing; a navigation prompt ducks both, and both come back exactly",
-          .disabled(if: RealApp.gamesMissing != nil, "\(RealApp.gamesMissing ?? "")"),
+          .needs(RealApp.gamesMissing),
           arguments: [GameCase.sdl, .openAL])
     func gameMixesWithMusic(_ game: GameCase) throws {
         let (daemon, mpv, own, before) = try musicUnderDaemon()
@@ -97,7 +98,7 @@ extension MPRISTests {
     }
 
     @Test("a game made primary by a rule of the user's pauses the music for good and takes Now Playing (the control of the game that plays along)",
-          .disabled(if: RealApp.gamesMissing != nil, "\(RealApp.gamesMissing ?? "")"),
+          .needs(RealApp.gamesMissing),
           arguments: [GameCase.sdl, .openAL])
     func optedInGamePausesMusic(_ game: GameCase) throws {
         let folder = try TestEnvironment.temporaryFolder("audio-policyd-policy")

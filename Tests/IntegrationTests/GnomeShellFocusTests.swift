@@ -1,6 +1,7 @@
 import AudioPolicy
 import Foundation
 import Testing
+import TestRequirements
 
 /// The GNOME Shell extension in a real GNOME Shell: gnome-shell 43 headless (`--headless --wayland
 /// --no-x11`, a virtual monitor) on a private session bus, with the extension installed as `make
@@ -10,7 +11,7 @@ import Testing
 /// (Tests/Desktop/focus-driver@audio-policyd-tests) activates a window by pid, as a click would.
 /// The shell's focus change reaches the daemon only through our extension: disabled, focus moves and
 /// nothing changes (the control).
-@Suite("focus under GNOME Shell", .serialized, .disabled(if: HeadlessGnomeShell.missing != nil, "\(HeadlessGnomeShell.missing ?? "")"))
+@Suite("focus under GNOME Shell", .serialized, .needs(HeadlessGnomeShell.missing))
 final class GnomeShellFocusTests {
     let changes = Changes()
 

@@ -1,6 +1,7 @@
 import AudioPolicy
 import Foundation
 import Testing
+import TestRequirements
 
 /// The KWin script in a real KWin: kwin_wayland 5.27 with its virtual backend in a private session
 /// (DesktopSession), the script installed in the user's KWin scripts folder as `kpackagetool5 -i` puts
@@ -9,7 +10,7 @@ import Testing
 /// the test's own moves focus (`workspace.activeClient`), as a click would. The focus change reaches the
 /// daemon only through our script (callDBus → org.audiopolicyd.Focus.Activated): unloaded, focus moves
 /// and nothing changes (the control).
-@Suite("focus under KWin", .serialized, .disabled(if: HeadlessKWin.missing != nil, "\(HeadlessKWin.missing ?? "")"))
+@Suite("focus under KWin", .serialized, .needs(HeadlessKWin.missing))
 final class KWinFocusTests {
     let changes = Changes()
 

@@ -2,6 +2,7 @@ import EventLoop
 import Foundation
 import SessionBus
 import Testing
+import TestRequirements
 
 // The D-Bus wrapper on the private session bus scripts/sound-server starts: libdbus driven by our
 // MainLoop (watches, timeouts, dispatch), asynchronous calls, signals, an exported object.
@@ -9,7 +10,7 @@ import Testing
 @Suite(
     "MPRIS: the D-Bus connection on a real session bus",
     .serialized,
-    .disabled(if: SessionBus.address == nil, "no private session bus (DBUS_SESSION_BUS_ADDRESS): run scripts/test")
+    .needs(SessionBus.address == nil ? "no private session bus (DBUS_SESSION_BUS_ADDRESS): run scripts/test" : nil)
 )
 final class MPRISBusTests {
     let loop = MainLoop()

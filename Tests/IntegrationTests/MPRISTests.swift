@@ -3,6 +3,7 @@ import ControlProtocol
 import Foundation
 import SessionBus
 import Testing
+import TestRequirements
 
 // MPRIS on real components: the built daemon, a real sound server, a private session bus (both from
 // scripts/sound-server), mpv with the mpv-mpris plugin as the player, and playerctl as the user's
@@ -19,7 +20,7 @@ import Testing
 @Suite(
     "MPRIS: real players on a private session bus",
     .serialized,
-    .disabled(if: SessionBus.missing != nil, "\(SessionBus.missing ?? "")")
+    .needs(SessionBus.missing)
 )
 final class MPRISTests {
     /// Server events, daemon log lines, playerctl's status changes: what every wait wakes on.

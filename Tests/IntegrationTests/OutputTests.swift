@@ -1,6 +1,7 @@
 import AudioPolicy
 import Foundation
 import Testing
+import TestRequirements
 
 // Output loss on a real server (PulseAudio, and PipeWire through pipewire-pulse): a null sink carrying a
 // Bluetooth headset's properties plays the part of the headset, mpv with MPRIS plays music on it, and the
@@ -16,7 +17,7 @@ import Testing
 @Suite(
     "Outputs: a headset that goes away, on a real server",
     .serialized,
-    .disabled(if: SessionBus.missing != nil, "\(SessionBus.missing ?? "")")
+    .needs(SessionBus.missing)
 )
 final class OutputTests {
     let changes = Changes()

@@ -2,6 +2,7 @@ import EventLoop
 import Foundation
 import SoundServer
 import Testing
+import TestRequirements
 
 // Runs against a real sound server named by PULSE_SERVER, e.g.
 //
@@ -16,7 +17,7 @@ private let musicKey = "sink-input-by-media-role:music"
 
 @Suite(
     .serialized,
-    .disabled(if: soundServer == nil, "no sound server: run scripts/test")
+    .needs(TestEnvironment.soundServerMissing)
 )
 final class PulseConnectionTests {
     let loop = MainLoop()

@@ -2,6 +2,7 @@ import AudioPolicy
 import ControlProtocol
 import Foundation
 import Testing
+import TestRequirements
 
 // Real apps nobody here wrote, against mpv's music with MPRIS: Chromium and Firefox under Xvfb on local
 // pages (Tests/RealApps), speech-dispatcher through spd-say, libcanberra through canberra-gtk-play.
@@ -86,7 +87,7 @@ extension MPRISTests {
     // MARK: - Browsers
 
     @Test("Chromium: a chat ping (no role, no player) is ambient: the music is never ducked nor paused and keeps Now Playing",
-          .disabled(if: RealApp.missing != nil, "\(RealApp.missing ?? "")"))
+          .needs(RealApp.missing))
     func chromiumPingNeverPausesMusic() throws {
         let (daemon, mpv, own, before) = try musicUnderDaemon()
         let browser = try RealApp.browser("chromium", page: "ping")
@@ -110,19 +111,19 @@ extension MPRISTests {
     }
 
     @Test("Chromium: a page's <audio> element (media: a media session, an MPRIS player) pauses the music for good and takes Now Playing (the ping's and the web game's control)",
-          .disabled(if: RealApp.missing != nil, "\(RealApp.missing ?? "")"))
+          .needs(RealApp.missing))
     func chromiumAudioElementPausesMusicForGood() throws {
         try audioElementPausesMusicForGood("chromium", Self.isChromium)
     }
 
     @Test("Chromium: a web game's WebAudio soundtrack (no media session) is ambient: the music keeps playing at its level and keeps Now Playing",
-          .disabled(if: RealApp.missing != nil, "\(RealApp.missing ?? "")"))
+          .needs(RealApp.missing))
     func chromiumWebGameMixesWithMusic() throws {
         try webGameMixesWithMusic("chromium", Self.isChromium)
     }
 
     @Test("Firefox: a page holding a silent, running AudioContext is ambient: never pauses the music nor takes Now Playing",
-          .disabled(if: RealApp.missing != nil, "\(RealApp.missing ?? "")"))
+          .needs(RealApp.missing))
     func firefoxSilentPageNeverPausesMusic() throws {
         let (daemon, mpv, own, before) = try musicUnderDaemon()
         let browser = try RealApp.browser("firefox", page: "silent")
@@ -140,13 +141,13 @@ extension MPRISTests {
     }
 
     @Test("Firefox: a page's <audio> element (media: a media session, an MPRIS player) pauses the music for good and takes Now Playing (the silent page's and the web game's control)",
-          .disabled(if: RealApp.missing != nil, "\(RealApp.missing ?? "")"))
+          .needs(RealApp.missing))
     func firefoxAudioElementPausesMusicForGood() throws {
         try audioElementPausesMusicForGood("firefox", Self.isFirefox)
     }
 
     @Test("Firefox: a web game's WebAudio soundtrack (no media session) is ambient: the music keeps playing at its level and keeps Now Playing",
-          .disabled(if: RealApp.missing != nil, "\(RealApp.missing ?? "")"))
+          .needs(RealApp.missing))
     func firefoxWebGameMixesWithMusic() throws {
         try webGameMixesWithMusic("firefox", Self.isFirefox)
     }
@@ -198,7 +199,7 @@ extension MPRISTests {
     }
 
     @Test("Chromium: a call (the page records from a microphone) pauses the music and resumes it after",
-          .disabled(if: RealApp.missing != nil, "\(RealApp.missing ?? "")"))
+          .needs(RealApp.missing))
     func browserCallPausesAndResumesMusic() throws {
         let (daemon, mpv, own, _) = try musicUnderDaemon()
         let browser = try RealApp.browser("chromium", page: "call")
@@ -216,7 +217,7 @@ extension MPRISTests {
     // MARK: - Speech and event sounds
 
     @Test("speech-dispatcher: the screen reader ducks the music while it speaks, is never ducked, and the music comes back",
-          .disabled(if: RealApp.missing != nil, "\(RealApp.missing ?? "")"))
+          .needs(RealApp.missing))
     func screenReaderDucksMusicAndIsNeverDucked() throws {
         let (daemon, mpv, own, _) = try musicUnderDaemon()
         let speech = try RealApp.speak(["This is the screen reader speaking over your music, for a few seconds.",
@@ -249,7 +250,7 @@ extension MPRISTests {
     }
 
     @Test("libcanberra: an event sound is a notification: a light duck, restored exactly, never a pause",
-          .disabled(if: RealApp.missing != nil, "\(RealApp.missing ?? "")"))
+          .needs(RealApp.missing))
     func canberraEventDucksLightly() throws {
         let (daemon, mpv, own, _) = try musicUnderDaemon()
         let sound = try RealApp.canberra(["-i", "message-new-instant"])

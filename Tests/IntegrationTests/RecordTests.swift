@@ -1,6 +1,7 @@
 import AudioPolicy
 import Foundation
 import Testing
+import TestRequirements
 
 // `audio-policyd record` on a real session (mpv with MPRIS, a navigation prompt, a call, a chat ping from
 // libcanberra — what chat apps play through), replayed with `test`: it passes against the policy that
@@ -9,7 +10,7 @@ import Testing
 
 extension MPRISTests {
     @Test("record writes a real session as a fixture; `test` replays it green, and red against a policy that never ducks",
-          .disabled(if: RealApp.missing != nil, "\(RealApp.missing ?? "")"))
+          .needs(RealApp.missing))
     func recordReplaysTheSession() throws {
         let (daemon, mpv, own, _) = try musicUnderDaemon()
         let folder = try TestEnvironment.temporaryFolder("audio-policyd-record")

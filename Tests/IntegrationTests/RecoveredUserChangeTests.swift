@@ -1,6 +1,7 @@
 import AudioPolicy
 import Foundation
 import Testing
+import TestRequirements
 
 // After a crash, the restarted daemon unmutes the music the call had muted (recovery) and mutes it
 // again at once (the call is still on); the server's last report then equals its report before, so no
@@ -11,7 +12,7 @@ import Testing
 @Suite(
     "Recovery, then the user's change: a volume change is not a mute",
     .serialized,
-    .disabled(if: TestEnvironment.soundServer == nil, "no sound server: run scripts/test")
+    .needs(TestEnvironment.soundServerMissing)
 )
 final class RecoveredUserChangeTests {
     let session: LiveSession

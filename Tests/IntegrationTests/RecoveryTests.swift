@@ -2,6 +2,7 @@ import AudioPolicy
 import AudioPolicyDaemon
 import Foundation
 import Testing
+import TestRequirements
 
 // Crash recovery and surviving the sound server, on real components: the built daemon, the test
 // server (scripts/sound-server; PulseAudio or PipeWire), real players. The daemon is killed with
@@ -16,7 +17,7 @@ import Testing
 @Suite(
     "Recovery: after a crash, and when the sound server restarts",
     .serialized,
-    .disabled(if: TestEnvironment.soundServer == nil, "no sound server: run scripts/test")
+    .needs(TestEnvironment.soundServerMissing)
 )
 final class RecoveryTests {
     let session: LiveSession

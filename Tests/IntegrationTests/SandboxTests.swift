@@ -2,6 +2,7 @@ import AudioPolicy
 import ControlProtocol
 import Foundation
 import Testing
+import TestRequirements
 
 // Apps in sandboxes, for real: mpv with mpv-mpris in bubblewrap with its own pid namespace, the
 // session bus through xdg-dbus-proxy, as Flatpak runs it (Support/FlatpakSandbox.swift). On PulseAudio
@@ -11,7 +12,7 @@ import Testing
 
 extension MPRISTests {
     @Test("a sandboxed mpv (pid 2, bus through xdg-dbus-proxy) is paused over MPRIS by a second music app, and Now Playing names its app id",
-          .disabled(if: FlatpakSandbox.missing != nil, "\(FlatpakSandbox.missing ?? "")"))
+          .needs(FlatpakSandbox.missing))
     func sandboxedMPVIsPausedOverMPRIS() throws {
         let sandbox = try FlatpakSandbox(appID: "io.mpv.Mpv", changes: changes)
         let mpv = try startMPV(sandbox: sandbox)
@@ -37,7 +38,7 @@ extension MPRISTests {
     }
 
     @Test("control: the same sandbox without a .flatpak-info cannot be matched to its player, so its mpv is muted, not paused",
-          .disabled(if: FlatpakSandbox.missing != nil, "\(FlatpakSandbox.missing ?? "")"))
+          .needs(FlatpakSandbox.missing))
     func unnamedSandboxIsMuted() throws {
         let sandbox = try FlatpakSandbox(appID: nil, changes: changes)
         let mpv = try startMPV(sandbox: sandbox)
@@ -57,7 +58,7 @@ extension MPRISTests {
 
 extension MPRISTests {
     @Test("playerctld beside the daemon changes nothing: it is never taken for a player, and media keys through it or us reach mpv once",
-          .disabled(if: !SessionBus.installed("playerctld"), "playerctld is not installed (Debian: playerctl)"))
+          .needs(!SessionBus.installed("playerctld") ? "playerctld is not installed (Debian: playerctl)" : nil))
     func playerctldIsIgnored() throws {
         let mpv = try startMPV()
         let playerctld = try start(["playerctld"])

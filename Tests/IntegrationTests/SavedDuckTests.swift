@@ -1,6 +1,7 @@
 import AudioPolicy
 import Foundation
 import Testing
+import TestRequirements
 
 // The server saves our ducks: module-stream-restore (and WirePlumber on PipeWire) keeps every volume
 // written to a stream as its role's or app's entry and gives it to the next stream of that key. A
@@ -11,7 +12,7 @@ import Testing
 @Suite(
     "Saved ducks: a new stream the server starts at one of our ducks",
     .serialized,
-    .disabled(if: TestEnvironment.soundServer == nil, "no sound server: run scripts/test")
+    .needs(TestEnvironment.soundServerMissing)
 )
 final class SavedDuckTests {
     let session: LiveSession

@@ -2,6 +2,7 @@ import AudioPolicy
 import AudioPolicyDaemon
 import Foundation
 import Testing
+import TestRequirements
 
 // The daemon as a desktop service: systemd's readiness protocol and `top`, on the real sound server
 // (scripts/sound-server), with the built binary. Installing (make install) and the unit file need no
@@ -10,7 +11,7 @@ import Testing
 @Suite(
     "Service: systemd notification and the top view",
     .serialized,
-    .disabled(if: TestEnvironment.soundServer == nil, "no sound server: run scripts/test")
+    .needs(TestEnvironment.soundServerMissing)
 )
 final class ServiceTests {
     let session: LiveSession

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestRequirements
 
 // `audio-policyd soak` as the test command runs it: a short churn on the current server (PulseAudio,
 // then PipeWire in scripts/test) with at least one server restart and one daemon SIGKILL, which must
@@ -12,7 +13,7 @@ import Testing
 @Suite(
     "Soak: churn on the real server, with server restarts and daemon crashes",
     .serialized,
-    .disabled(if: TestEnvironment.soundServer == nil, "no sound server: run scripts/test")
+    .needs(TestEnvironment.soundServerMissing)
 )
 struct SoakTests {
     /// Seconds of churn in the test command's run.

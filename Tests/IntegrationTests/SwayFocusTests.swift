@@ -1,6 +1,7 @@
 import AudioPolicy
 import Foundation
 import Testing
+import TestRequirements
 
 /// Focus under a real sway: sway 1.7 headless (pixman renderer, no input devices) as an unprivileged
 /// user — it refuses to run as root — with a runtime folder of its own; two real mpv windows on it
@@ -9,7 +10,7 @@ import Testing
 /// id); the daemon with `SWAYSOCK` set. `swaymsg '[app_id=…] focus'` moves focus: the apps whose
 /// windows lost it are ducked to policies/focus.toml's -12 dB, the focused one is not (each is the
 /// others' control); an empty workspace ducks all; sway going away restores exactly.
-@Suite("focus under sway", .serialized, .disabled(if: HeadlessSway.missing != nil, "\(HeadlessSway.missing ?? "")"))
+@Suite("focus under sway", .serialized, .needs(HeadlessSway.missing))
 final class SwayFocusTests {
     let changes = Changes()
 

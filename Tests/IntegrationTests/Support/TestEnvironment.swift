@@ -7,6 +7,9 @@ enum TestEnvironment {
     /// The private sound server scripts/sound-server started, if any (`PULSE_SERVER`).
     static let soundServer: String? = variables["PULSE_SERVER"].flatMap { $0.isEmpty ? nil : $0 }
 
+    /// Why the tests that need a sound server cannot run, when they cannot (``Trait/needs(_:sourceLocation:)``).
+    static var soundServerMissing: String? { soundServer == nil ? "no sound server (PULSE_SERVER): run scripts/test" : nil }
+
     /// `pulseaudio` or `pipewire` (`AUDIO_POLICYD_SERVER_KIND`, set by scripts/test), for messages.
     static let serverKind = variables["AUDIO_POLICYD_SERVER_KIND"] ?? "unknown server"
 
