@@ -6,6 +6,9 @@
 #   make install                  into PREFIX (default /usr/local); DESTDIR is honoured
 #   make uninstall
 #   make install DESTDIR=/tmp/stage PREFIX=/usr BIN=.build/debug/audio-policyd   (use a built binary)
+#   make deb                      the Debian package audio-policyd_VERSION_ARCH.deb in DEB_OUT (default .),
+#                                 from `make install` (scripts/build-deb, docs/packaging.md); the last
+#                                 line printed is its path
 #
 # Installs: the binaries (audio-policyd, and audio-policyd-daemon: the daemon alone, which the unit
 # runs and `audio-policyd run` hands over to), the systemd user unit (with its path filled in), the
@@ -51,7 +54,11 @@ PLUGIN_HEADERS := $(wildcard Sources/CAudioPolicyALSAPlugin/*.h Sources/CAudioPo
 PLUGIN ?= $(SCRATCH)/alsa/libasound_module_pcm_audiopolicy.so
 ALSA_PLUGIN_DIR ?= $(shell pkg-config --variable=libdir alsa 2>/dev/null || echo /usr/lib)/alsa-lib
 
-.PHONY: all build plugin generated install uninstall clean
+# `make deb`: where the package goes, and where it is staged.
+DEB_OUT ?= .
+DEB_WORK ?= $(SCRATCH)/deb
+
+.PHONY: all build plugin generated install uninstall clean deb
 
 all: build
 
@@ -119,5 +126,11 @@ uninstall:
 	-rmdir $(DESTDIR)$(KWINSCRIPTDIR)/$(KWIN_SCRIPT)/contents/code $(DESTDIR)$(KWINSCRIPTDIR)/$(KWIN_SCRIPT)/contents \
 		$(DESTDIR)$(KWINSCRIPTDIR)/$(KWIN_SCRIPT) $(DESTDIR)$(GNOMEEXTENSIONDIR)/$(GNOME_EXTENSION) 2>/dev/null
 
+# Built first (incremental), so the package holds the current source, unless BIN is given: then BIN and
+# DAEMON_BIN are packed as they are (a CI's release build).
+deb: $(if $(filter command line environment,$(origin BIN)),,build)
+	@DEB_WORK='$(DEB_WORK)' scripts/build-deb '$(DEB_OUT)' SCRATCH='$(SCRATCH)' BIN='$(BIN)' DAEMON_BIN='$(DAEMON_BIN)' \
+		PLUGIN='$(PLUGIN)' SWIFT='$(SWIFT)'
+
 clean:
-	rm -rf $(GENERATED)
+	rm -rf $(GENERATED) $(DEB_WORK)

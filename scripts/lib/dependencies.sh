@@ -31,7 +31,9 @@ TEST_PACKAGES=(pulseaudio libasound2-dev libasound2-plugins alsa-utils pipewire 
                # Timeline pictures (TimelineTests): render the SVG to PNG and decode it to check it is drawn.
                librsvg2-bin netpbm
                # Sandboxed apps (SandboxTests): a Flatpak-like sandbox, its bus through the proxy Flatpak uses.
-               bubblewrap xdg-dbus-proxy)
+               bubblewrap xdg-dbus-proxy
+               # The Debian package (Tests/Package/deb): built with dpkg-dev's tools, checked by lintian.
+               dpkg-dev lintian)
 
 source "$(dirname "${BASH_SOURCE[0]}")/sound-stack.sh"
 
