@@ -10,7 +10,8 @@ import SoundServer
 /// What `audio-policyd run` was asked for.
 public struct DaemonOptions: Sendable {
     public var policy: Policy
-    /// The file to read again on SIGHUP (nil: the embedded default, nothing to reload).
+    /// The base policy file (nil: the embedded default), for the log; what SIGHUP reads again is the
+    /// daemon's `loadPolicy` (the base and its drop-ins, looked for anew).
     public var policyPath: String?
     public var socketPath: String
     public var verbose: Bool
@@ -48,8 +49,8 @@ public final class Daemon {
     let live: LiveEngine
     var options: DaemonOptions
     private var log: Logger
-    /// Reloads the policy file on SIGHUP; nil when running on the embedded default.
-    let loadPolicy: ((String) throws -> Policy)?
+    /// Reads the policy in force again on SIGHUP (base and drop-ins); nil: nothing to reload.
+    let loadPolicy: (() throws(LocatedErrors) -> Policy)?
 
     // MARK: The parts
 
@@ -88,7 +89,7 @@ public final class Daemon {
     /// - Parameter server: makes the connection to the sound server, once per (re)connect; the real
     ///   ``PulseConnection`` unless a test hands in a fake (or the benchmark, an instrumented one).
     public init(options: DaemonOptions, loop: MainLoop = MainLoop(),
-                loadPolicy: ((String) throws -> Policy)? = nil,
+                loadPolicy: (() throws(LocatedErrors) -> Policy)? = nil,
                 server: @escaping (MainLoop) -> any StreamServer = Daemon.pulseConnections()) {
         self.loop = loop
         self.options = options
@@ -177,7 +178,7 @@ public final class Daemon {
         control.onReplied = { [unowned self] client in self.outbox.replied(to: client) }
         self.control = control
         outbox.server = control
-        log.info("policy \(options.policy.source); control socket \(options.socketPath)")
+        log.info("policy \(options.policy.files.joined(separator: " + ")); control socket \(options.socketPath)")
         if options.raisePriority { raisePriority() }
         actuation.openJournal()
         serverIntake.connect()
@@ -289,17 +290,19 @@ public final class Daemon {
 
     // MARK: - Policy reload and stop
 
+    /// Reads the base and its drop-ins again (drop-ins added or removed since count); a policy that
+    /// does not load is logged, each error at its `FILE:LINE:COLUMN`, and the one in force stays.
     func reloadPolicy() {
-        guard let path = options.policyPath, let loadPolicy else {
+        guard let loadPolicy else {
             log.info("SIGHUP: running on the embedded default policy; nothing to reload")
             return
         }
         do {
-            let policy = try loadPolicy(path)
+            let policy = try loadPolicy()
             carryOut(live.engine.replacePolicy(policy, at: clock.now))
-            log.info("SIGHUP: policy \(path) reloaded")
+            log.info("SIGHUP: policy \(policy.files.joined(separator: " + ")) reloaded")
         } catch {
-            log.error("SIGHUP: \(error)\nkeeping the policy in force (\(live.engine.policy.source))")
+            log.error("SIGHUP: \(error)\nkeeping the policy in force (\(live.engine.policy.files.joined(separator: " + ")))")
         }
     }
 

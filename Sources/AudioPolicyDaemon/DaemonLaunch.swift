@@ -40,8 +40,10 @@ public enum DaemonLaunch {
         alsa), serves the ALSA plugin's socket ($XDG_RUNTIME_DIR/audio-policyd/alsa, else \
         /run/audio-policyd/alsa) instead: see `audio-policyd alsa-config`. SIGHUP reloads the policy (a bad \
         one is reported and the old one stays); SIGTERM/SIGINT restore every stream, then exit.
-        Policy: --policy, else $XDG_CONFIG_HOME/audio-policyd/policy.toml, else \
-        /etc/audio-policyd/policy.toml, else the embedded default.
+        Policy: --policy FILE alone, else $XDG_CONFIG_HOME/audio-policyd/policy.toml, else \
+        /etc/audio-policyd/policy.toml, else the embedded default, then the drop-ins: every *.toml of \
+        /etc/audio-policyd/policy.d and $XDG_CONFIG_HOME/audio-policyd/policy.d, in file name order \
+        (docs/policy.md).
         """
     /// Each option's help, for both executables.
     public static let policyHelp = "Policy file (default: see below)."
@@ -59,15 +61,15 @@ public enum DaemonLaunch {
     /// - Parameter backend: the sound system to act on; `auto` is resolved here, once.
     public static func run(policy explicit: String?, socket: String?, verbose: Bool,
                            backend: SoundBackend = .auto, nowPlaying: NowPlayingName = .own) throws -> Int32 {
-        let path = PolicyFile.configuredPath(explicit: explicit)
+        let layers = PolicyFile.inForce(explicit: explicit)
         let loaded: Policy
         do {
-            loaded = try PolicyFile.load(path: path)
+            loaded = try PolicyFile.load(layers)
         } catch {
             printErrors(error)
             return 1
         }
-        var options = DaemonOptions(policy: loaded, policyPath: path,
+        var options = DaemonOptions(policy: loaded, policyPath: layers.base,
                                     socketPath: socket ?? ControlSocketPath.default(), verbose: verbose)
         options.nowPlaying = nowPlaying
         // The log on tmpfs when the session has a runtime folder, made durable in the state folder.
@@ -81,7 +83,10 @@ public enum DaemonLaunch {
         if backend == .auto {
             StandardStream.error.write("audio-policyd: backend auto: \(resolved == .pulse ? "a sound server answers" : "no sound server answers, ALSA plugins") (\(resolved.rawValue))\n")
         }
-        let daemon = Daemon(options: options, loadPolicy: { path in try PolicyFile.load(path: path) },
+        // SIGHUP looks for the files anew: a policy.toml or drop-in added since is read too.
+        let daemon = Daemon(options: options, loadPolicy: { () throws(LocatedErrors) in
+                                try PolicyFile.load(PolicyFile.inForce(explicit: explicit))
+                            },
                             server: resolved.connection())
         return try daemon.run()
     }

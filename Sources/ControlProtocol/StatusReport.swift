@@ -101,8 +101,15 @@ public struct StatusReport: Codable, Hashable, Sendable {
 
     public var nowPlaying: Owner?
     public var streams: [Stream]
-    /// The policy in force (a path, or `<embedded default>`).
+    /// The policy in force (a path, or `<embedded default>`): its base, without the drop-ins.
     public var policy: String
+    /// Every file of the policy in force, in the order merged: the base, then its drop-ins (nil from a
+    /// daemon older than drop-ins).
+    public var policyFiles: [String]? = nil
+    /// For each class, where each of its settings in force was written, `FILE:LINE`: `ambient` →
+    /// `unfocused` → `/etc/audio-policyd/policy.d/50-games.toml:2`. With drop-ins, one class's settings
+    /// can come from several files.
+    public var classSettings: [String: [String: String]]? = nil
     /// The sound server the daemon is connected to, if it is.
     public var server: String?
     /// The last decisions (about 20), oldest first: what was done to which stream, and why.
@@ -111,13 +118,16 @@ public struct StatusReport: Codable, Hashable, Sendable {
     /// Every field, like the memberwise initializer (which is internal to this module).
     package init(
         nowPlaying: Owner? = nil, streams: [Stream], policy: String, server: String? = nil,
-        decisions: [DecisionRecord]? = nil
+        decisions: [DecisionRecord]? = nil, policyFiles: [String]? = nil,
+        classSettings: [String: [String: String]]? = nil
     ) {
         self.nowPlaying = nowPlaying
         self.streams = streams
         self.policy = policy
         self.server = server
         self.decisions = decisions
+        self.policyFiles = policyFiles
+        self.classSettings = classSettings
     }
 }
 

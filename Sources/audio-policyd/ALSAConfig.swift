@@ -25,14 +25,14 @@ struct ALSAConfig: ParsableCommand {
                                valueName: "path"))
     var plugin: String?
 
-    @Option(help: ArgumentHelp("Policy file whose classes get a PCM each (default: the policy `run` would load).",
+    @Option(help: ArgumentHelp("Policy file whose classes get a PCM each (default: the policy `run` would load, drop-ins included).",
                                valueName: "file"))
     var policy: String?
 
     func run() throws {
         let loaded: Policy
         do {
-            loaded = try PolicyFile.load(path: PolicyFile.configuredPath(explicit: policy))
+            loaded = try PolicyFile.load(PolicyFile.inForce(explicit: policy))
         } catch {
             printErrors(error)
             throw ExitCode.failure

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AudioPolicy
 import AudioPolicyDaemon
 import ControlProtocol
 import FoundationEssentials
@@ -19,15 +20,22 @@ struct Doctor: ParsableCommand {
     var json = false
 
     func run() throws {
-        let findings = Diagnosis.findings(gather())
+        let facts = gather()
+        let findings = Diagnosis.findings(facts)
         let status = Finding.exitStatus(findings)
         if json {
             struct Report: Encodable {
                 var status: String
                 var findings: [Finding]
+                var policyFiles: [String]
             }
-            print(try DaemonStatus.json(Report(status: ["ok", "problems", "unchecked"][Int(status)], findings: findings)))
-        } else if findings.isEmpty {
+            print(try DaemonStatus.json(Report(status: ["ok", "problems", "unchecked"][Int(status)], findings: findings,
+                                               policyFiles: facts.policyFiles)))
+            if status != 0 { throw ExitCode(status) }
+            return
+        }
+        print("policy files in force: \(facts.policyFiles.joined(separator: ", "))")
+        if findings.isEmpty {
             print("all fine: nothing in this session works against the daemon")
         } else {
             for finding in findings {
@@ -51,6 +59,13 @@ struct Doctor: ParsableCommand {
         let processes = Self.processNames()
         let home = environment["HOME"] ?? ""
         let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
+        let layers = PolicyFile.inForce(explicit: nil, environment: environment)
+        var policyErrors: [String] = []
+        do {
+            _ = try PolicyFile.load(layers)
+        } catch {
+            policyErrors = error.errors.map(\.description)
+        }
         let mpris = ["/etc/mpv/scripts/mpris.so", configHome + "/mpv/scripts/mpris.so", "/usr/lib/mpv-mpris/mpris.so"]
         return SessionFacts(
             serverAnswers: serverAnswers, modules: modules,
@@ -62,7 +77,8 @@ struct Doctor: ParsableCommand {
             waylandDisplay: environment["WAYLAND_DISPLAY"].flatMap { $0.isEmpty ? nil : $0 },
             currentDesktop: environment["XDG_CURRENT_DESKTOP"],
             focusHelperEnabled: Self.focusHelperEnabled(environment["XDG_CURRENT_DESKTOP"], configHome: configHome),
-            alsaConfigs: [home + "/.asoundrc", "/etc/asound.conf"].compactMap { try? String(contentsOfFile: $0, encoding: .utf8) })
+            alsaConfigs: [home + "/.asoundrc", "/etc/asound.conf"].compactMap { try? String(contentsOfFile: $0, encoding: .utf8) },
+            policyFiles: layers.files, policyErrors: policyErrors)
     }
 
     /// Whether the desktop's focus helper is on: KDE's kwinrc, GNOME's enabled-extensions setting.

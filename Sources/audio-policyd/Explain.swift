@@ -12,11 +12,18 @@ struct Explain: ParsableCommand {
         discussion: """
             Example: audio-policyd explain -p media.role=Navigation -p application.name=Maps
             The pseudo-key `app` of a rule matches application.name, application.process.binary and the app ids.
+            Policy: --policy FILE alone, else the policy in force with its drop-ins, as `run` loads it; \
+            `set in` names the file (and line) each class setting in force was written in, `rule` the \
+            rule's. --rules lists the files and the rules in force, in the order they are tried.
             """
     )
 
-    @Option(help: ArgumentHelp("Policy file (default: the embedded default policy).", valueName: "file"))
+    @Option(help: ArgumentHelp("Policy file alone (default: the policy in force, drop-ins included).",
+                               valueName: "file"))
     var policy: String?
+
+    @Flag(help: "List the policy's files and its rules, in the order they are tried, each with its file and line.")
+    var rules = false
 
     @Option(name: [.customShort("p"), .long],
             help: ArgumentHelp("A stream property, such as media.role=music. Repeatable.", valueName: "key=value"))
@@ -36,10 +43,14 @@ struct Explain: ParsableCommand {
     func run() throws {
         let policy: Policy
         do {
-            policy = try PolicyFile.load(path: self.policy)
+            policy = try PolicyFile.load(PolicyFile.inForce(explicit: self.policy))
         } catch {
             printErrors(error)
             throw ExitCode.failure
+        }
+        if rules {
+            print(RuleListing(policy: policy).text)
+            return
         }
         let explanation = Explanation(policy: policy, properties: properties)
         print(json ? try explanation.json() : explanation.text)
@@ -77,6 +88,11 @@ struct Explanation: Encodable {
     /// Whose `unfocused` that is: `rule` or `class`.
     var unfocusedFrom: String
     var unfocusedDuck: Level
+    /// Where each class setting in force was written (`duck` → `FILE:LINE:COLUMN`); keys no file wrote
+    /// are at their defaults.
+    var settings: [String: SourceLocation]
+    /// Every file of the policy, in the order merged.
+    var files: [String]
 
     init(policy: Policy, properties: Properties) {
         let classification = policy.classify(properties)
@@ -94,6 +110,8 @@ struct Explanation: Encodable {
         unfocused = classification.rule?.unfocused ?? cls.unfocused
         unfocusedFrom = classification.rule?.unfocused == nil ? "class" : "rule"
         unfocusedDuck = cls.unfocusedDuck
+        settings = cls.origins
+        files = policy.files
         // Highest priority first, as the stack would stand.
         let others = policy.classes.values.sorted { ($1.rank, $0.name) < ($0.rank, $1.name) }
         interrupts = others.filter { policy.interrupts(cls, $0) }.map(\.name)
@@ -126,9 +144,23 @@ struct Explanation: Encodable {
             ("interrupts", list(interrupts)),
             ("interrupted by", list(interruptedBy)),
             ("unfocused", unfocusedText),
+            ("set in", settingsText),
         ]
         return lines.map { ($0.0 + ":").padded(to: 16) + $0.1 }
             .joined(separator: "\n")
+    }
+
+    /// `policies/car.toml (duck:29, duck-ramp:30), <embedded default> (kind:56)`: the file, and line,
+    /// of each class setting in force, files in the order merged (the last one written wins).
+    private var settingsText: String {
+        guard !settings.isEmpty else { return "nothing: every setting of the class is at its default" }
+        let byFile = Dictionary(grouping: settings, by: { $0.value.file })
+        return files.reversed().compactMap { file -> String? in
+            guard let keys = byFile[file] else { return nil }
+            let written = keys.sorted { ($0.value.line, $0.key) < ($1.value.line, $1.key) }
+                .map { "\($0.key):\($0.value.line)" }
+            return "\(file) (\(written.joined(separator: ", ")))"
+        }.joined(separator: ", ")
     }
 
     /// `duck to -12.0 dB (class)`: what focus does to it, and whose setting that is.
@@ -150,7 +182,7 @@ struct Explanation: Encodable {
     private enum Key: String, CodingKey {
         case className = "class", kind, priority, duck, grace, spoken, rule, interrupts, interruptedBy
         case decibels = "dB", linear, name, file, line, matched, key, value, pattern, releaseAfter
-        case unfocused, unfocusedDuck, from
+        case unfocused, unfocusedDuck, from, settings, files, column
     }
 
     func encode(to encoder: Encoder) throws {
@@ -185,5 +217,41 @@ struct Explanation: Encodable {
         try unfocusedObject.encode(unfocused.rawValue, forKey: .kind)
         try unfocusedObject.encode(unfocusedFrom, forKey: .from)
         try unfocusedObject.encode((unfocusedDuck.decibels * 100).rounded() / 100, forKey: .decibels)
+        var settingsObject = object.nestedContainer(keyedBy: SettingKey.self, forKey: .settings)
+        for (key, location) in settings.sorted(by: { $0.key < $1.key }) {
+            var entry = settingsObject.nestedContainer(keyedBy: Key.self, forKey: SettingKey(key))
+            try entry.encode(location.file, forKey: .file)
+            try entry.encode(location.line, forKey: .line)
+            try entry.encode(location.column, forKey: .column)
+        }
+        try object.encode(files, forKey: .files)
+    }
+
+    /// A class setting's name as a JSON key (`duck-ramp`).
+    private struct SettingKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ key: String) { stringValue = key }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+}
+
+// MARK: - Rules listing
+
+/// What `explain --rules` shows: the files of the policy, then every rule in the order tried, with the
+/// class it gives and where it is written (a drop-in's before the files under it).
+struct RuleListing {
+    var policy: Policy
+
+    var text: String {
+        var lines = ["files: " + policy.files.joined(separator: ", "), "rules, first match wins:"]
+        for (index, rule) in policy.rules.enumerated() {
+            let name = rule.name.map { "\"\($0)\"" } ?? "(unnamed)"
+            let at = rule.location.map { "\($0.file):\($0.line)" } ?? "-"
+            lines.append("\(String(index + 1).padded(to: 4))\(name) → \(rule.className) (\(at))")
+        }
+        lines.append("no rule matches: \(policy.defaultClass)")
+        return lines.joined(separator: "\n")
     }
 }

@@ -22,7 +22,8 @@ struct Status: ParsableCommand {
             print(try DaemonStatus.json(status))
             return
         }
-        print("policy: \(status.policy)")
+        print("policy: \((status.policyFiles ?? [status.policy]).joined(separator: " + "))")
+        for line in Self.classOrigins(status) { print(line) }
         print("server: \(status.server ?? "not connected")")
         print("now playing: \(status.nowPlaying.map { "\(StatusReport.label(application: $0.application, appID: $0.appID))\($0.pid.map { " (pid \($0))" } ?? "")\($0.player.map { " through \($0)" } ?? "")" } ?? "nobody")")
         let header = ["INDEX", "APPLICATION", "ROLE", "CLASS", "STATE", "SOUND", "FACTOR", "RULE"]
@@ -35,6 +36,21 @@ struct Status: ParsableCommand {
              String(printf: "%.2f", stream.factor), stream.rule]
         }
         printTable([header] + rows)
+    }
+
+    /// For each class of a stream shown, the settings a drop-in changed and the file each came from:
+    /// `class ambient: unfocused (/etc/audio-policyd/policy.d/50-games.toml:2), …`. The
+    /// base's own settings are left out (they are the policy's, nothing to point at).
+    static func classOrigins(_ status: StatusReport) -> [String] {
+        guard let files = status.policyFiles, files.count > 1, let settings = status.classSettings else { return [] }
+        let base = files[0]
+        let shown = Set(status.streams.map(\.class))
+        return shown.sorted().compactMap { name -> String? in
+            let changed = (settings[name] ?? [:]).filter { !$0.value.hasPrefix(base + ":") }
+            guard !changed.isEmpty else { return nil }
+            return "class \(name): " + changed.sorted { $0.key < $1.key }.map { "\($0.key) (\($0.value))" }
+                .joined(separator: ", ")
+        }
     }
 
     /// `audible` or `silent` as the daemon knows it; `(measured)` while its meter runs.

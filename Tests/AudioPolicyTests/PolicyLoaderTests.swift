@@ -44,7 +44,12 @@ struct PolicyLoaderTests {
         let policy = try PolicyLoader.load(text: try policyText(name), file: "policies/\(name)")
         #expect(policy.source == "policies/\(name)")
         #expect(policy.classes[policy.defaultClass] != nil)
-        #expect(policy.rules.allSatisfy { $0.location?.file == "policies/\(name)" })
+        // default.toml is a whole policy; the others are drop-ins over the embedded default (`[drop-in]`).
+        let files = name == "default.toml" ? ["policies/\(name)"] : [Policy.embeddedDefaultSource, "policies/\(name)"]
+        #expect(policy.files == files)
+        #expect(policy.rules.allSatisfy { files.contains($0.location?.file ?? "") })
+        // A drop-in follows the default: its ALSA class hints, which a copied focus.toml had lost, are there.
+        #expect(policy.rules.contains { $0.name == "ALSA class hint: navigation" })
     }
 
     @Test func defaultClassesAsDocumented() throws {
@@ -313,7 +318,7 @@ struct PolicyLoaderTests {
             [classes.primary]
             """, errors: [
                 "1:1: no class \"primary\" for streams no rule matches; define [class.primary] or set `class` in [defaults]",
-                "1:2: unknown key `classes` in the policy (did you mean `class`?); allowed keys: defaults, class, rule, outputs",
+                "1:2: unknown key `classes` in the policy (did you mean `class`?); allowed keys: defaults, class, rule, outputs, drop-in",
             ]),
         Bad(name: "unknown key in a rule and in defaults", text: """
             [defaults]

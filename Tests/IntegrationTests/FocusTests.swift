@@ -137,15 +137,20 @@ enum FocusDesktop {
         return (xvfb, ":\(number)")
     }
 
-    /// The policy at `path` (in the package) with a first rule that makes the tones' mpv (`focusgame`,
+    /// The policy at `path` (in the package; a whole policy or a drop-in) with a first rule that makes the tones' mpv (`focusgame`,
     /// `focusradio`) ambient games (mpv has a media player's name, so the default rules would make it media).
     static func gamePolicy(from path: String) throws -> URL {
         let folder = try TestEnvironment.temporaryFolder("audio-policyd-focus")
         let text = try String(contentsOf: TestEnvironment.packageRoot.appendingPathComponent(path), encoding: .utf8)
         let marker = "[[rule]]\nname = \"infrastructure\""
-        guard let at = text.range(of: marker) else { throw CommandFailure(description: "no infrastructure rule in \(path)") }
         let rule = "[[rule]]\nname = \"focus test game\"\nmatch = { app = [\"focusgame\", \"focusradio\"] }\nclass = \"ambient\"\n\n"
         let file = folder.appendingPathComponent("policy.toml")
+        if text.contains("\n[drop-in]") {
+            // A drop-in (policies/focus.toml): its rules are tried before the default's under it.
+            try (text + "\n" + rule).write(to: file, atomically: true, encoding: .utf8)
+            return file
+        }
+        guard let at = text.range(of: marker) else { throw CommandFailure(description: "no infrastructure rule in \(path)") }
         try (text[..<at.lowerBound] + rule + text[at.lowerBound...]).write(to: file, atomically: true, encoding: .utf8)
         return file
     }

@@ -28,8 +28,11 @@ public struct InterruptionClass: Hashable, Sendable {
     /// Level `unfocused = "duck"` ducks to (`unfocused-duck`, default −12 dB); the class's own `duck-ramp`
     /// and `restore-ramp` move it.
     public var unfocusedDuck: Level
-    /// Where `[class.NAME]` stands, when it came from a file.
+    /// Where `[class.NAME]` stands, when it came from a file (the first file that defines it).
     public var location: SourceLocation?
+    /// Where each key written for the class was written, by its name in the file (`duck`, `unfocused`):
+    /// with drop-ins, a class's keys can come from several files, and `explain` and `status` say which.
+    public var origins: [String: SourceLocation] = [:]
 
     public init(
         name: String, kind: InterruptionKind, outranks: Set<String> = [], rank: Int = 0,

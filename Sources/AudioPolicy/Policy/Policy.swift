@@ -3,8 +3,12 @@
 /// Build one with ``PolicyLoader`` from TOML (or use ``Policy/embeddedDefault``). Policies are values:
 /// the engine swaps them atomically on reload.
 public struct Policy: Hashable, Sendable {
-    /// Where the policy came from (a path, or `<embedded default>`).
+    /// Where the policy came from (a path, or `<embedded default>`): the file named, or the base of
+    /// the policy in force.
     public var source: String
+    /// Every file the policy was merged from, in order, later ones over earlier ones: the base (the
+    /// embedded default under a drop-in named alone), then its drop-ins. Just ``source`` without drop-ins.
+    public var files: [String]
     public var classes: [String: InterruptionClass]
     /// Checked in order; the first rule that matches wins.
     public var rules: [Rule]
@@ -21,8 +25,9 @@ public struct Policy: Hashable, Sendable {
 
     public init(source: String, classes: [String: InterruptionClass], rules: [Rule], defaultClass: String,
                 muteFade: Milliseconds = 500, pauseTimeout: Milliseconds = 1000,
-                outputs: OutputPolicy = OutputPolicy()) {
+                outputs: OutputPolicy = OutputPolicy(), files: [String]? = nil) {
         self.source = source
+        self.files = files ?? [source]
         self.classes = classes
         self.rules = rules
         self.defaultClass = defaultClass

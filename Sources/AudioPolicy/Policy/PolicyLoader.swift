@@ -31,185 +31,77 @@ import TOMLKit
 /// match key `app` stands for any of ``PropertyMatcher/appKeys``. Absent class keys default to grace
 /// 1500, duck -14 dB, duck-ramp 500, restore-ramp 1000, hold 500, release-after 1000 (never for call
 /// and mix).
+///
+/// Drop-ins (docs/policy.md, "Drop-ins") are merged over the files before them, later files winning:
+/// `[defaults]`, `[outputs]` and each `[class.NAME]` key by key (a new class is added); a drop-in's
+/// rules are tried before those of every file before it, in the order it writes them; and
+/// `[drop-in] disable-rules = ["NAME", …]` turns off the rules of earlier files with that `name`.
+/// Whether classes and rules refer to classes that exist, and priority cycles, are checked on the
+/// merged result; every error stays at its own `FILE:LINE:COLUMN`.
 public enum PolicyLoader {
-    /// Parses and validates a policy; `file` is used in error locations and as ``Policy/source``.
+    /// Parses and validates a policy; `file` is used in error locations and as ``Policy/source``. A
+    /// file with a `[drop-in]` table is a drop-in over the embedded default.
     public static func load(text: String, file: String) throws(LocatedErrors) -> Policy {
-        let (root, reader) = try TOMLReader.parse(text: text, file: file)
-        reader.checkKeys(root, at: .root, allowed: ["defaults", "class", "rule", "outputs"], in: "the policy")
-
-        let drafts = readClasses(root, reader)
-        let classes = rankClasses(drafts, reader)
-        let names = classes.keys.sorted()
-        let defaults = readDefaults(root, classNames: names, reader)
-        let rules = readRules(root, classNames: names, reader)
-        let outputs = readOutputs(root, reader)
-
-        try reader.throwIfFailed()
-        return Policy(source: file, classes: classes, rules: rules, defaultClass: defaults.defaultClass,
-                      muteFade: defaults.muteFade, pauseTimeout: defaults.pauseTimeout, outputs: outputs)
+        try load([PolicyText(text: text, file: file, role: .policy)])
     }
 
-    static let classKeys = ["kind", "above", "grace", "duck", "duck-ramp", "restore-ramp", "hold", "release-after",
-                            "on-output-loss", "unfocused", "unfocused-duck"]
-    static let ruleKeys = ["name", "match", "class", "spoken", "unfocused"]
-    static let defaultsKeys = ["class", "mute-fade", "pause-timeout"]
-    static let outputsKeys = ["switch-window", "resume-when-back"]
-}
-
-// MARK: - Classes
-
-extension PolicyLoader {
-    /// A class as written, before `above` is resolved into `outranks` and `rank`.
-    private struct ClassDraft {
-        var value: InterruptionClass
-        var above: [(name: String, path: TOMLKeyPath)]
-        var aboveKey: SourceLocation
+    /// Merges a base policy and its drop-ins, in order: `texts[0]` is the base (a whole policy, or with
+    /// `[drop-in]` a drop-in over the embedded default); the others are drop-ins whatever they say.
+    /// Every file's errors are reported, each in its own file, files in order.
+    public static func load(_ texts: [PolicyText]) throws(LocatedErrors) -> Policy {
+        guard let base = texts.first else { return Policy.embeddedDefault }
+        var layers: [PolicyLayer] = []
+        var errors: [LocatedError] = []
+        var unreadable = false
+        for (index, text) in texts.enumerated() {
+            do {
+                let layer = try PolicyLayer.read(text: text.text, file: text.file,
+                                                 role: index == 0 ? text.role : .dropIn)
+                layers.append(layer)
+                errors += layer.errors
+            } catch {
+                errors += error.errors
+                unreadable = true
+            }
+        }
+        if let first = layers.first, first.isDropIn, texts.count == layers.count {
+            layers.insert(embeddedDefaultLayer, at: 0)
+        }
+        // A file that does not parse says nothing of its classes: what refers to them would be wrong.
+        if !unreadable {
+            let merged = Merge(layers: layers)
+            errors += merged.errors
+            if errors.isEmpty {
+                return Policy(source: base.file, classes: merged.classes, rules: merged.rules,
+                              defaultClass: merged.defaultClass, muteFade: merged.muteFade,
+                              pauseTimeout: merged.pauseTimeout, outputs: merged.outputs,
+                              files: layers.map(\.file))
+            }
+        }
+        throw LocatedErrors(ordered(errors, files: [Policy.embeddedDefaultSource] + texts.map(\.file)))
     }
 
-    private static func readClasses(_ root: TOMLTable, _ reader: TOMLReader) -> [String: ClassDraft] {
-        let classesPath: TOMLKeyPath = ["class"]
-        guard let table = reader.table(root, "class", at: .root,
-                                       expected: "`class` must hold tables like [class.primary]") else { return [:] }
-        var drafts: [String: ClassDraft] = [:]
-        for name in reader.keys(of: table, at: classesPath) {
-            let path = classesPath.appending(name)
-            guard let classTable = reader.table(table, name, at: classesPath,
-                                                expected: "`\(name)` must be a table like [\(path)]") else { continue }
-            drafts[name] = readClass(name, classTable, at: path, reader)
+    /// The embedded default as a layer, for drop-ins laid over it.
+    static let embeddedDefaultLayer: PolicyLayer = {
+        do {
+            return try PolicyLayer.read(text: Policy.embeddedDefaultText, file: Policy.embeddedDefaultSource,
+                                        role: .policy)
+        } catch {
+            preconditionFailure("the embedded default policy does not parse (fix policies/default.toml):\n\(error)")
         }
-        return drafts
-    }
+    }()
 
-    private static func readClass(_ name: String, _ table: TOMLTable, at path: TOMLKeyPath,
-                                  _ reader: TOMLReader) -> ClassDraft {
-        reader.checkKeys(table, at: path, allowed: classKeys, in: "[\(path)]")
-        var value = InterruptionClass(name: name, kind: .primary, location: reader.map.tableLocation(path))
-
-        if let kind = reader.string(table, "kind", at: path) {
-            if let known = InterruptionKind(rawValue: kind) {
-                value.kind = known
-            } else {
-                let kinds = InterruptionKind.allCases.map(\.rawValue)
-                let hint = closest(to: kind, in: kinds).map { " (did you mean \"\($0)\"?)" } ?? ""
-                reader.fail(reader.map.valueLocation(path.appending("kind")),
-                            "unknown kind \"\(kind)\"\(hint); kinds: \(kinds.joined(separator: ", "))")
-            }
-        } else if table["kind"] == nil {
-            if let implied = InterruptionKind(rawValue: name) {
-                value.kind = implied
-            } else {
-                reader.fail(reader.map.tableLocation(path),
-                            "class \"\(name)\" needs a `kind`: primary, call, short, ambient or mix")
-            }
-        }
-
-        var above: [(name: String, path: TOMLKeyPath)] = []
-        let abovePath = path.appending("above")
-        if let array = reader.array(table, "above", at: path,
-                                    expected: "`above` must be an array of class names") {
-            for (index, element) in array.enumerated() {
-                if let other = element.string {
-                    above.append((other, abovePath.appending(index)))
-                } else {
-                    reader.fail(reader.map.valueLocation(abovePath.appending(index)),
-                                "`above` must list class names (strings), got \(TOMLReader.typeName(element))")
-                }
-            }
-        }
-
-        value.grace = reader.duration(table, "grace", at: path) ?? value.grace
-        value.duck = reader.level(table, "duck", at: path) ?? value.duck
-        value.duckRamp = reader.duration(table, "duck-ramp", at: path) ?? value.duckRamp
-        value.restoreRamp = reader.duration(table, "restore-ramp", at: path) ?? value.restoreRamp
-        value.hold = reader.duration(table, "hold", at: path) ?? value.hold
-        value.releaseAfter = InterruptionClass.defaultReleaseAfter(value.kind)
-        if table["release-after"]?.string == "never" {
-            value.releaseAfter = nil
-        } else if let releaseAfter = reader.duration(table, "release-after", at: path) {
-            value.releaseAfter = releaseAfter
-        }
-        value.onOutputLoss = OutputLossAction.defaultFor(value.kind)
-        if let action = reader.string(table, "on-output-loss", at: path) {
-            if let known = OutputLossAction(rawValue: action) {
-                value.onOutputLoss = known
-            } else {
-                let actions = OutputLossAction.allCases.map(\.rawValue)
-                let hint = closest(to: action, in: actions).map { " (did you mean \"\($0)\"?)" } ?? ""
-                reader.fail(reader.map.valueLocation(path.appending("on-output-loss")),
-                            "unknown `on-output-loss` \"\(action)\"\(hint); one of: \(actions.joined(separator: ", "))")
-            }
-        }
-        value.unfocused = readUnfocused(table, at: path, reader) ?? value.unfocused
-        value.unfocusedDuck = reader.level(table, "unfocused-duck", at: path) ?? value.unfocusedDuck
-        return ClassDraft(value: value, above: above, aboveKey: reader.map.keyLocation(abovePath))
-    }
-
-    /// Checks `above`, rejects cycles, and fills in `outranks` (transitive) and `rank` (height).
-    private static func rankClasses(_ drafts: [String: ClassDraft], _ reader: TOMLReader) -> [String: InterruptionClass] {
-        let names = drafts.keys.sorted()
-        var edges: [String: [String]] = [:]
-        for name in names {
-            guard let draft = drafts[name] else { continue }
-            var targets: [String] = []
-            for (other, path) in draft.above {
-                if drafts[other] == nil {
-                    reader.fail(reader.map.valueLocation(path), unknownClassMessage(other, defined: names))
-                } else if !targets.contains(other) {
-                    targets.append(other)
-                }
-            }
-            edges[name] = targets
-        }
-
-        reportCycles(names: names, edges: edges) { cycle in
-            guard let first = cycle.first, let draft = drafts[first] else { return }
-            reader.fail(draft.aboveKey, "priority cycle: " + cycle.joined(separator: " > "))
-        }
-
-        var ranks: [String: Int] = [:]
-        var visiting: Set<String> = []
-        func rank(_ name: String) -> Int {
-            if let known = ranks[name] { return known }
-            guard visiting.insert(name).inserted else { return 0 } // a cycle, already reported
-            let height = (edges[name] ?? []).map { rank($0) + 1 }.max() ?? 0
-            visiting.remove(name)
-            ranks[name] = height
-            return height
-        }
-
-        var classes: [String: InterruptionClass] = [:]
-        for name in names {
-            guard var value = drafts[name]?.value else { continue }
-            var reached: Set<String> = []
-            var pending = edges[name] ?? []
-            while let next = pending.popLast() {
-                if reached.insert(next).inserted { pending += edges[next] ?? [] }
-            }
-            value.outranks = reached
-            value.rank = rank(name)
-            classes[name] = value
-        }
-        return classes
-    }
-
-    /// Calls `report` once per back edge found by a depth-first walk, with the cycle it closes written
-    /// from the class where the walk entered it: `["call", "short", "call"]`.
-    private static func reportCycles(names: [String], edges: [String: [String]], report: ([String]) -> Void) {
-        var done: Set<String> = []
-        var stack: [String] = []
-        func visit(_ name: String) {
-            stack.append(name)
-            for next in edges[name] ?? [] {
-                if let start = stack.firstIndex(of: next) {
-                    report(Array(stack[start...]) + [next])
-                } else if !done.contains(next) {
-                    visit(next)
-                }
-            }
-            stack.removeLast()
-            done.insert(name)
-        }
-        for name in names where !done.contains(name) { visit(name) }
+    /// Errors without repeats, by file (in the order the files are merged), then line and column.
+    private static func ordered(_ errors: [LocatedError], files: [String]) -> [LocatedError] {
+        var rank: [String: Int] = [:]
+        for (index, file) in files.enumerated() where rank[file] == nil { rank[file] = index }
+        var seen = Set<LocatedError>()
+        let unique = errors.filter { seen.insert($0).inserted }
+        return unique.enumerated().sorted { lhs, rhs in
+            let (l, r) = (lhs.element.location, rhs.element.location)
+            return (rank[l.file] ?? Int.max, l.line, l.column, lhs.offset)
+                < (rank[r.file] ?? Int.max, r.line, r.column, rhs.offset)
+        }.map(\.element)
     }
 
     static func unknownClassMessage(_ name: String, defined: [String]) -> String {
@@ -219,168 +111,191 @@ extension PolicyLoader {
     }
 }
 
-// MARK: - Defaults
+// MARK: - Merging
 
 extension PolicyLoader {
-    /// What `[defaults]` sets: the class of streams no rule matches, and the mute fallback's timing.
-    private struct Defaults {
+    /// The layers merged, later over earlier, and checked as one policy: what needs every file.
+    struct Merge {
+        var classes: [String: InterruptionClass] = [:]
+        var rules: [Rule] = []
         var defaultClass = "primary"
         var muteFade: Milliseconds = 500
         var pauseTimeout: Milliseconds = 1000
-    }
-
-    private static func readDefaults(_ root: TOMLTable, classNames: [String], _ reader: TOMLReader) -> Defaults {
-        let path: TOMLKeyPath = ["defaults"]
-        var defaults = Defaults()
-        guard let table = reader.table(root, "defaults", at: .root, expected: "`defaults` must be a table") else {
-            if root["defaults"] == nil, !classNames.contains("primary") {
-                reader.fail(reader.map.tableLocation(path),
-                            "no class \"primary\" for streams no rule matches; define [class.primary] or set `class` in [defaults]")
-            }
-            return defaults
-        }
-        reader.checkKeys(table, at: path, allowed: defaultsKeys, in: "[defaults]")
-        defaults.muteFade = reader.duration(table, "mute-fade", at: path) ?? defaults.muteFade
-        defaults.pauseTimeout = reader.duration(table, "pause-timeout", at: path) ?? defaults.pauseTimeout
-        if let name = reader.string(table, "class", at: path) {
-            if !classNames.contains(name) {
-                reader.fail(reader.map.valueLocation(path.appending("class")),
-                            unknownClassMessage(name, defined: classNames))
-            }
-            defaults.defaultClass = name
-        } else if table["class"] == nil, !classNames.contains("primary") {
-            reader.fail(reader.map.tableLocation(path),
-                        "no class \"primary\" for streams no rule matches; define [class.primary] or set `class` in [defaults]")
-        }
-        return defaults
-    }
-}
-
-// MARK: - Outputs
-
-extension PolicyLoader {
-    /// `[outputs]`: `switch-window` (a duration) and `resume-when-back` (a duration, or `"never"`).
-    private static func readOutputs(_ root: TOMLTable, _ reader: TOMLReader) -> OutputPolicy {
-        let path: TOMLKeyPath = ["outputs"]
         var outputs = OutputPolicy()
-        guard let table = reader.table(root, "outputs", at: .root, expected: "`outputs` must be a table") else {
-            return outputs
-        }
-        reader.checkKeys(table, at: path, allowed: outputsKeys, in: "[outputs]")
-        outputs.switchWindow = reader.duration(table, "switch-window", at: path) ?? outputs.switchWindow
-        if table["resume-when-back"]?.string == "never" {
-            outputs.resumeWhenBack = nil
-        } else if let after = reader.duration(table, "resume-when-back", at: path) {
-            outputs.resumeWhenBack = after
-        }
-        return outputs
-    }
-}
+        var errors: [LocatedError] = []
+        /// Each file's place in the merge, to blame a cycle on the latest file that closes it.
+        private var fileRank: [String: Int] = [:]
 
-// MARK: - Rules
-
-extension PolicyLoader {
-    private static func readRules(_ root: TOMLTable, classNames: [String], _ reader: TOMLReader) -> [Rule] {
-        let rulesPath: TOMLKeyPath = ["rule"]
-        guard let array = reader.array(root, "rule", at: .root,
-                                       expected: "`rule` must be an array of tables, written [[rule]]") else { return [] }
-        var rules: [Rule] = []
-        for (index, element) in array.enumerated() {
-            let path = rulesPath.appending(index)
-            guard let table = element.table else {
-                reader.fail(reader.map.valueLocation(path),
-                            "each rule must be a table, written [[rule]], got \(TOMLReader.typeName(element))")
-                continue
+        init(layers: [PolicyLayer]) {
+            for (index, layer) in layers.enumerated() { fileRank[layer.file] = index }
+            var settings: [String: ClassSettings] = [:]
+            for layer in layers {
+                for written in layer.classes {
+                    settings[written.name] = settings[written.name].map { $0.overridden(by: written) } ?? written
+                }
             }
-            if let rule = readRule(table, at: path, classNames: classNames, reader) { rules.append(rule) }
-        }
-        return rules
-    }
-
-    private static func readRule(_ table: TOMLTable, at path: TOMLKeyPath, classNames: [String],
-                                 _ reader: TOMLReader) -> Rule? {
-        reader.checkKeys(table, at: path, allowed: ruleKeys, in: "[[rule]]")
-        let location = reader.map.tableLocation(path)
-        let name = reader.string(table, "name", at: path)
-        let spoken = reader.bool(table, "spoken", at: path) ?? false
-        let unfocused = readUnfocused(table, at: path, reader)
-
-        var matchers: [PropertyMatcher]?
-        if table["match"] == nil {
-            reader.fail(location, "rule has no `match`")
-        } else if let match = reader.table(table, "match", at: path,
-                                           expected: "`match` must be a table like { \"media.role\" = \"music\" }") {
-            matchers = readMatchers(match, at: path.appending("match"), reader)
+            classes = rank(settings)
+            let names = classes.keys.sorted()
+            mergeDefaults(layers, classNames: names)
+            mergeOutputs(layers)
+            rules = mergeRules(layers, classNames: names)
         }
 
-        var className: String?
-        if table["class"] == nil {
-            reader.fail(location, "rule has no `class`")
-        } else if let written = reader.string(table, "class", at: path) {
-            if classNames.contains(written) {
-                className = written
-            } else {
-                reader.fail(reader.map.valueLocation(path.appending("class")),
-                            unknownClassMessage(written, defined: classNames))
-            }
+        private mutating func fail(_ location: SourceLocation, _ message: String) {
+            errors.append(LocatedError(location, message))
         }
 
-        guard let matchers, let className else { return nil }
-        return Rule(name: name, matchers: matchers, className: className, spoken: spoken, unfocused: unfocused,
-                    location: location)
-    }
+        // MARK: Classes
 
-    /// `unfocused = "duck" | "mute" | "nothing"` in a class or a rule; nil when absent or wrong (reported).
-    private static func readUnfocused(_ table: TOMLTable, at path: TOMLKeyPath, _ reader: TOMLReader) -> UnfocusedAction? {
-        guard let written = reader.string(table, "unfocused", at: path) else { return nil }
-        if let known = UnfocusedAction(rawValue: written) { return known }
-        let actions = UnfocusedAction.allCases.map(\.rawValue)
-        let hint = closest(to: written, in: actions).map { " (did you mean \"\($0)\"?)" } ?? ""
-        reader.fail(reader.map.valueLocation(path.appending("unfocused")),
-                    "unknown `unfocused` \"\(written)\"\(hint); one of: \(actions.joined(separator: ", "))")
-        return nil
-    }
-
-    private static func readMatchers(_ match: TOMLTable, at path: TOMLKeyPath,
-                                     _ reader: TOMLReader) -> [PropertyMatcher]? {
-        guard !match.isEmpty else {
-            reader.fail(reader.map.valueLocation(path), "`match` is empty; a rule needs at least one property to match")
-            return nil
-        }
-        var matchers: [PropertyMatcher] = []
-        var valid = true
-        for key in reader.keys(of: match, at: path) {
-            guard let value = match[key] else { continue }
-            let keyPath = path.appending(key)
-            if let pattern = value.string {
-                matchers.append(PropertyMatcher(key: key, patterns: [Glob(pattern)]))
-            } else if let array = value.array {
-                var patterns: [Glob] = []
-                for (index, element) in array.enumerated() {
-                    if let pattern = element.string {
-                        patterns.append(Glob(pattern))
+        /// Resolves kinds, checks `above`, rejects cycles, and fills in `outranks` (transitive) and `rank`.
+        private mutating func rank(_ settings: [String: ClassSettings]) -> [String: InterruptionClass] {
+            let names = settings.keys.sorted()
+            var edges: [String: [String]] = [:]
+            var values: [String: InterruptionClass] = [:]
+            for name in names {
+                guard let written = settings[name] else { continue }
+                var kind = written.kind?.value ?? .primary
+                if written.kind == nil, !written.kindWritten {
+                    if let implied = InterruptionKind(rawValue: name) {
+                        kind = implied
                     } else {
-                        valid = false
-                        reader.fail(reader.map.valueLocation(keyPath.appending(index)),
-                                    "`match` patterns must be strings, got \(TOMLReader.typeName(element))")
+                        fail(written.location, "class \"\(name)\" needs a `kind`: primary, call, short, ambient or mix")
                     }
                 }
-                if array.isEmpty {
-                    valid = false
-                    reader.fail(reader.map.valueLocation(keyPath),
-                                "no patterns for `\(key)` in `match`; an empty array matches nothing")
+                values[name] = written.interruptionClass(kind: kind)
+                var targets: [String] = []
+                for other in written.above?.value ?? [] {
+                    if settings[other.value] == nil {
+                        fail(other.location, PolicyLoader.unknownClassMessage(other.value, defined: names))
+                    } else if !targets.contains(other.value) {
+                        targets.append(other.value)
+                    }
                 }
-                matchers.append(PropertyMatcher(key: key, patterns: patterns))
-            } else if value.table != nil {
-                valid = false
-                reader.fail(reader.map.keyLocation(keyPath),
-                            "`\(key)` in `match` is a table; quote property names that contain dots, as in \"media.role\" = \"music\"")
-            } else {
-                valid = false
-                reader.fail(reader.map.valueLocation(keyPath),
-                            "`match` values must be a glob or an array of globs, got \(TOMLReader.typeName(value))")
+                edges[name] = targets
+            }
+
+            // Blamed on the `above` of the latest file among the cycle's classes: the drop-in that closed it,
+            // not the default under it.
+            let fileRank = self.fileRank
+            Self.reportCycles(names: names, edges: edges) { cycle in
+                let blamed = cycle.dropLast().compactMap { settings[$0]?.above?.location }
+                    .enumerated().max { lhs, rhs in
+                        (fileRank[lhs.element.file] ?? 0, -lhs.offset) < (fileRank[rhs.element.file] ?? 0, -rhs.offset)
+                    }?.element
+                guard let first = cycle.first, let written = settings[first] else { return }
+                fail(blamed ?? written.above?.location ?? written.location, "priority cycle: " + cycle.joined(separator: " > "))
+            }
+
+            var ranks: [String: Int] = [:]
+            var visiting: Set<String> = []
+            func rank(_ name: String) -> Int {
+                if let known = ranks[name] { return known }
+                guard visiting.insert(name).inserted else { return 0 } // a cycle, already reported
+                let height = (edges[name] ?? []).map { rank($0) + 1 }.max() ?? 0
+                visiting.remove(name)
+                ranks[name] = height
+                return height
+            }
+
+            var classes: [String: InterruptionClass] = [:]
+            for name in names {
+                guard var value = values[name] else { continue }
+                var reached: Set<String> = []
+                var pending = edges[name] ?? []
+                while let next = pending.popLast() {
+                    if reached.insert(next).inserted { pending += edges[next] ?? [] }
+                }
+                value.outranks = reached
+                value.rank = rank(name)
+                classes[name] = value
+            }
+            return classes
+        }
+
+        /// Calls `report` once per back edge found by a depth-first walk, with the cycle it closes written
+        /// from the class where the walk entered it: `["call", "short", "call"]`.
+        private static func reportCycles(names: [String], edges: [String: [String]], report: ([String]) -> Void) {
+            var done: Set<String> = []
+            var stack: [String] = []
+            func visit(_ name: String) {
+                stack.append(name)
+                for next in edges[name] ?? [] {
+                    if let start = stack.firstIndex(of: next) {
+                        report(Array(stack[start...]) + [next])
+                    } else if !done.contains(next) {
+                        visit(next)
+                    }
+                }
+                stack.removeLast()
+                done.insert(name)
+            }
+            for name in names where !done.contains(name) { visit(name) }
+        }
+
+        // MARK: Defaults and outputs
+
+        private mutating func mergeDefaults(_ layers: [PolicyLayer], classNames: [String]) {
+            var chosen: Written<String>?
+            var classWritten = false, mistyped = false
+            var blame = layers.first?.defaults.location
+            for layer in layers {
+                let defaults = layer.defaults
+                chosen = defaults.defaultClass ?? chosen
+                muteFade = defaults.muteFade?.value ?? muteFade
+                pauseTimeout = defaults.pauseTimeout?.value ?? pauseTimeout
+                classWritten = classWritten || defaults.classWritten
+                if defaults.present { blame = defaults.location }
+                mistyped = mistyped || (defaults.present && !defaults.isTable)
+            }
+            if let chosen {
+                if !classNames.contains(chosen.value) {
+                    fail(chosen.location, PolicyLoader.unknownClassMessage(chosen.value, defined: classNames))
+                }
+                defaultClass = chosen.value
+            } else if !classWritten, !classNames.contains("primary"), let blame, !mistyped {
+                fail(blame, "no class \"primary\" for streams no rule matches; define [class.primary] or set `class` in [defaults]")
             }
         }
-        return valid ? matchers : nil
+
+        private mutating func mergeOutputs(_ layers: [PolicyLayer]) {
+            for layer in layers {
+                outputs.switchWindow = layer.outputs.switchWindow?.value ?? outputs.switchWindow
+                if let resume = layer.outputs.resumeWhenBack { outputs.resumeWhenBack = resume.value }
+            }
+        }
+
+        // MARK: Rules
+
+        /// Each layer's rules before those of the layers under it, less the ones later layers disable.
+        private mutating func mergeRules(_ layers: [PolicyLayer], classNames: [String]) -> [Rule] {
+            var drafts: [PolicyLayer.RuleDraft] = []
+            var named: [String] = []  // every rule name of the layers so far, disabled ones too
+            for layer in layers {
+                for disabled in layer.disabledRules {
+                    guard named.contains(disabled.value) else {
+                        let hint = closest(to: disabled.value, in: named).map { " (did you mean \"\($0)\"?)" } ?? ""
+                        let whose = named.isEmpty ? "; the files before this one have no named rules"
+                            : "; `audio-policyd explain --rules` lists the rules in force"
+                        fail(disabled.location, "no rule named \"\(disabled.value)\" to disable\(hint) in the files before this one\(whose)")
+                        continue
+                    }
+                    drafts.removeAll { $0.name == disabled.value }
+                }
+                drafts = layer.rules + drafts
+                named += layer.rules.compactMap(\.name).filter { !named.contains($0) }
+            }
+            var rules: [Rule] = []
+            for draft in drafts {
+                guard let written = draft.className else { continue }
+                guard classNames.contains(written.value) else {
+                    fail(written.location, PolicyLoader.unknownClassMessage(written.value, defined: classNames))
+                    continue
+                }
+                guard let matchers = draft.matchers else { continue }
+                rules.append(Rule(name: draft.name, matchers: matchers, className: written.value, spoken: draft.spoken,
+                                  unfocused: draft.unfocused, location: draft.location))
+            }
+            return rules
+        }
     }
 }

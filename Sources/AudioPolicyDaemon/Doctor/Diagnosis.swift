@@ -8,7 +8,7 @@ public enum Diagnosis {
     /// Every finding for `facts`, in a fixed order (sound server, players, desktop, daemon).
     public static func findings(_ facts: SessionFacts) -> [Finding] {
         roleModules(facts) + wirePlumber(facts) + playerctld(facts) + mpv(facts) + streamsWithoutPlayers(facts)
-            + focus(facts) + alsa(facts) + daemon(facts)
+            + focus(facts) + alsa(facts) + policy(facts) + daemon(facts)
     }
 
     /// PulseAudio's own role policy acting beside ours: it corks or ducks the same streams again.
@@ -122,6 +122,17 @@ public enum Diagnosis {
     }
 
     /// The daemon itself.
+    /// The policy `run` would load does not: a drop-in or policy.toml with an error. A running daemon keeps
+    /// its old policy on SIGHUP, and a starting one does not start.
+    static func policy(_ facts: SessionFacts) -> [Finding] {
+        guard let first = facts.policyErrors.first else { return [] }
+        let more = facts.policyErrors.count > 1 ? " (and \(facts.policyErrors.count - 1) more)" : ""
+        return [Finding(
+            check: "policy", problem: "the policy files in force do not load: \(first)\(more)",
+            why: "a daemon started now would not start, and a reload (SIGHUP) keeps the policy it had: your change is not in force",
+            fix: "audio-policyd check (each error is FILE:LINE:COLUMN), fix the file, then: systemctl --user reload audio-policyd")]
+    }
+
     static func daemon(_ facts: SessionFacts) -> [Finding] {
         guard facts.daemon == nil else { return [] }
         return [Finding(

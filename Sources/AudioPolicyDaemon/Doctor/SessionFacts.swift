@@ -30,12 +30,16 @@ public struct SessionFacts: Sendable {
     public var focusHelperEnabled: Bool?
     /// The text of `~/.asoundrc` and `/etc/asound.conf` (those that exist).
     public var alsaConfigs: [String]
+    /// The files of the policy `run` would load now, in the order merged (the base, then its drop-ins).
+    public var policyFiles: [String]
+    /// Their errors, `FILE:LINE:COLUMN: message` each: none when the policy loads.
+    public var policyErrors: [String]
 
     public init(serverAnswers: Bool?, modules: [String]?, wirePlumberRolePolicy: String? = nil,
                 processes: Set<String> = [], daemon: StatusReport?, socket: String, mpvInstalled: Bool = false,
                 mpvMPRISInstalled: Bool = false, display: String? = nil, swaySocket: String? = nil,
                 waylandDisplay: String? = nil, currentDesktop: String? = nil, focusHelperEnabled: Bool? = nil,
-                alsaConfigs: [String] = []) {
+                alsaConfigs: [String] = [], policyFiles: [String] = [], policyErrors: [String] = []) {
         self.serverAnswers = serverAnswers
         self.modules = modules
         self.wirePlumberRolePolicy = wirePlumberRolePolicy
@@ -50,5 +54,7 @@ public struct SessionFacts: Sendable {
         self.currentDesktop = currentDesktop
         self.focusHelperEnabled = focusHelperEnabled
         self.alsaConfigs = alsaConfigs
+        self.policyFiles = policyFiles
+        self.policyErrors = policyErrors
     }
 }

@@ -72,8 +72,10 @@ final class Publication {
     // MARK: - Status
 
     func status(server: String?) -> StatusReport {
-        StatusReport(nowPlaying: nowPlaying.report(), streams: statusRows(), policy: reading.engine.policy.source,
-                     server: server, decisions: decisions.recent)
+        let policy = reading.engine.policy
+        return StatusReport(nowPlaying: nowPlaying.report(), streams: statusRows(), policy: policy.source,
+                            server: server, decisions: decisions.recent, policyFiles: policy.files,
+                            classSettings: policy.classes.mapValues { $0.origins.mapValues { "\($0.file):\($0.line)" } })
     }
 
     /// Every stream (and hook interruption) the engine tracks, as `status` shows it.
