@@ -40,7 +40,10 @@ final class GnomeShellFocusTests {
         try FocusTone.await([(game, true), (other, false)], "the game ducked, the other app back exactly",
                             daemon: daemon, changes: changes)
         // Control: with the extension disabled the shell still moves focus, and nobody tells the daemon.
+        // `gnome-extensions disable` only asks (a settings key): the shell disables it a moment later,
+        // and a focus change before that still reached the daemon (the game began coming back in CI).
         try shell.extensions("disable", HeadlessGnomeShell.extensionUUID)
+        try shell.awaitState(of: HeadlessGnomeShell.extensionUUID, enabled: false)
         try shell.activate(game.pid)
         try FocusTone.hold([(game, true), (other, false)], for: 1.5, daemon: daemon, changes: changes)
         #expect(daemon.problems.isEmpty, "\(daemon.problems)")
@@ -99,10 +102,17 @@ final class HeadlessGnomeShell {
         }
         for uuid in [Self.extensionUUID, Self.driverUUID] {
             try self.extensions("enable", uuid)
-            try changes.await("\(uuid) enabled", timeout: 10) { () throws -> Probe<Void> in
-                let info = try outcome(["gnome-extensions", "info", uuid], environment: environment).output
-                return info.contains("State: ENABLED") ? .done(()) : .waiting(info)
-            }
+            try awaitState(of: uuid, enabled: true)
+        }
+    }
+
+    /// Waits until the shell reports extension `uuid` enabled, or no longer enabled: `gnome-extensions
+    /// enable` and `disable` only set a key, which the shell acts on later.
+    func awaitState(of uuid: String, enabled: Bool) throws {
+        let environment = session.environment
+        try changes.await("\(uuid) \(enabled ? "enabled" : "disabled")", timeout: 10) { () throws -> Probe<Void> in
+            let info = try outcome(["gnome-extensions", "info", uuid], environment: environment).output
+            return info.contains("State: ENABLED") == enabled ? .done(()) : .waiting(info)
         }
     }
 
