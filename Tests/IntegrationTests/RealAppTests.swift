@@ -122,6 +122,54 @@ extension MPRISTests {
         try webGameMixesWithMusic("chromium", Self.isChromium)
     }
 
+    @Test("Chromium: its page's song ended, its player stays on the bus, Stopped: a web game the same browser opens later in a new window is ambient, and the music plays on at its level and keeps Now Playing (control: a second song in a new window of that browser pauses the music)",
+          .needs(RealApp.missing))
+    func chromiumStalePlayerMakesNothingMedia() throws {
+        let daemon = try startDaemon()
+        let browser = try RealApp.chromiumTakingWindows(page: "soundtrack?element&seconds=7&once")
+        let song = try browser.awaitStream(changes: changes, Self.isChromium)
+        let player = try awaitPlayerNamed("chromium")
+        try awaitClass(daemon, song.index, "primary", timeout: 10)
+        // The 7 s song ends: the player stays on the bus and says Stopped.
+        try changes.await("the song's player to stop playing", timeout: 20) { () throws -> Probe<Void> in
+            let status = (try? SessionBus.playerctl(player, "status")) ?? "gone"
+            return status == "Stopped" || status == "Paused" ? .done(()) : .waiting(status)
+        }
+        // The user's music, in mpv: it takes Now Playing and outlives its grace.
+        let mpv = try startMPV()
+        try awaitNowPlaying(mpv, daemon, timeout: 10)
+        try awaitStatus(daemon, "mpv's stream to be measured no more", timeout: 10) { status in
+            status.streams.contains { $0.index == mpv.index && $0.measured == false }
+        }
+        let own = try mpv.stream().volume
+        let before = try record().level(Tone.musicBand)
+        #expect(try Self.players().contains(player), "the song's player left the bus: the test shows nothing")
+
+        // A web game in a new window of the same browser: its sound is the browser's, whose player is Stopped.
+        var known = Set(try SoundServer.streams().map(\.index))
+        try browser.open("soundtrack?hz=\(Tone.game.frequency)")
+        let game = try browser.awaitStream(changes: changes, excluding: known, Self.isChromium)
+        try awaitClass(daemon, game.index, "ambient")
+        try awaitHeard(Tone.gameBand, "the web game's soundtrack")
+        try expectStays(mpv, "Playing", for: 3, "a web game must not pause the music, whatever player its browser kept")
+        let during = try record()
+        let music = try during.level(Tone.musicBand)
+        #expect(abs(music - before) < 0.5, "music at \(before) dB before the game, \(music) dB under it")
+        let now = try mpv.stream()
+        #expect(DaemonTests.matches(now.volume, own) && !now.muted, "the music was changed: \(now)")
+        let status = try daemon.status()
+        #expect(status.nowPlaying?.player == mpv.busName, "Now Playing went to \(status.nowPlaying?.application ?? "nobody")")
+        #expect(status.streams.first { $0.index == game.index }?.class == "ambient", "\(DaemonTests.describe(status))")
+
+        // Control: a second song in a new window of that browser says Playing with its player: media.
+        known = Set(try SoundServer.streams().map(\.index))
+        try browser.open("soundtrack?element&seconds=7&once")
+        let second = try browser.awaitStream(changes: changes, excluding: known, Self.isChromium)
+        try awaitClass(daemon, second.index, "primary", timeout: 10)
+        try awaitPlayer(mpv, "Paused", timeout: 15, daemon)
+        browser.stop()
+    }
+
     @Test("Firefox: a page holding a silent, running AudioContext is ambient: never pauses the music nor takes Now Playing",
           .needs(RealApp.missing))
     func firefoxSilentPageNeverPausesMusic() throws {

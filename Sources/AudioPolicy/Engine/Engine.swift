@@ -22,12 +22,18 @@ public struct Engine: Sendable {
     var outputs: [OutputID: Output] = [:]
     /// What the focus source said: which app's window has focus, which apps have windows.
     var windowFocus = WindowFocus()
+    /// What each player last said of itself (``Event/playerStatus(_:_:)``); a player never told of is absent.
+    var playerStatuses: [PlayerID: PlayerStatus] = [:]
     /// After ``Event/stop(fade:)``: streams are followed, no longer changed.
     public private(set) var isStopped = false
 
     static let endedMemory = 256
     /// A stream that plays again this soon after it stopped (an underrun's cork) was never stopped.
     public static let glitch: Milliseconds = 250
+    /// How long after a stream starts playing its player may still say Playing and make it media: twice the
+    /// default grace. Browsers register their page's player, and say Playing, up to a second either side of
+    /// the stream (REAL-APPS.md); a player that says Playing later is playing something else (another tab).
+    public static let playerWindow: Milliseconds = 3000
 
     public init(policy: Policy) {
         self.policy = policy
@@ -76,7 +82,10 @@ public struct Engine: Sendable {
                 reclassifyApp(capture.app, recording: false, now: now, into: &out)
             }
         case let .playerGone(player):
+            playerStatuses[player] = nil
             playerGone(player, now: now, into: &out)
+        case let .playerStatus(player, status):
+            playerSaid(status, player: player, now: now, into: &out)
         case let .playerChanged(id, player):
             guard var stream = streams[id], stream.isLive, !stream.isHook else { break }
             setPlayer(player, of: &stream, now: now, into: &out)
@@ -249,11 +258,13 @@ public struct Engine: Sendable {
                 ?? InterruptionClass(name: className, kind: .short)
             classification = Classification(interruptionClass: cls, spoken: false, rule: nil)
         } else {
-            classification = classify(properties, app: TrackedStream.app(of: id, properties, player), player: player)
+            classification = classify(properties, app: TrackedStream.app(of: id, properties, player),
+                                      player: player.flatMap { makesMedia($0) ? $0 : nil })
         }
         activations += 1
         var stream = TrackedStream(id: id, properties: properties, player: player, classification: classification,
                                    isHook: className != nil, startedAt: now, activation: activations)
+        stream.playerCounts = className == nil && player.map(makesMedia) == true
         // Created corked: it is not sound yet, and interrupts nothing until it first plays.
         stream.playing = playing
         stream.hasPlayed = playing
@@ -398,7 +409,7 @@ public struct Engine: Sendable {
     /// primary counts as starting: the grace runs from now.
     mutating func reclassify(_ stream: inout TrackedStream, because reason: String, now: Milliseconds,
                              into out: inout [Command]) {
-        let classification = classify(stream.properties, app: stream.app, player: stream.player)
+        let classification = classify(stream.properties, app: stream.app, player: stream.countedPlayer)
         guard classification != stream.classification else { return }
         let was = stream.interruptionClass
         stream.classification = classification
@@ -444,8 +455,35 @@ public struct Engine: Sendable {
         guard player != stream.player else { return }
         if player == nil, stream.pausedBy == .player { stream.losePlayerPause() }
         stream.player = player
-        reclassify(&stream, because: player.map { "its player \($0.rawValue) appeared" } ?? "its player went away",
-                   now: now, into: &out)
+        // A player told of counts only within the window: one that appears later plays something else.
+        stream.playerCounts = player.map { player in
+            makesMedia(player) && (playerStatuses[player] == nil || now - stream.startedAt <= Self.playerWindow)
+        } ?? false
+        let reason = player.map { "its player \($0.rawValue) appeared"
+            + (stream.playerCounts ? "" : ", saying it plays nothing (\(playerStatuses[$0]?.rawValue ?? "?"))") }
+        reclassify(&stream, because: reason ?? "its player went away", now: now, into: &out)
+    }
+
+    /// Whether `player` makes its streams media as far as it has said: it says it plays, or it was never
+    /// told of (``Event/playerStatus(_:_:)``).
+    func makesMedia(_ player: PlayerID) -> Bool {
+        playerStatuses[player].map { $0 == .playing } ?? true
+    }
+
+    /// A player said what it does: saying Playing, it makes media of its streams that started playing
+    /// within ``playerWindow``; anything else changes no stream (a stream that was media stays so when
+    /// its player pauses).
+    private mutating func playerSaid(_ status: PlayerStatus, player: PlayerID, now: Milliseconds,
+                                     into out: inout [Command]) {
+        playerStatuses[player] = status
+        guard status == .playing else { return }
+        for id in streams.ids {
+            guard var stream = streams[id], stream.isLive, !stream.isHook, stream.player == player,
+                  !stream.playerCounts, now - stream.startedAt <= Self.playerWindow else { continue }
+            stream.playerCounts = true
+            reclassify(&stream, because: "its player \(player.rawValue) says Playing", now: now, into: &out)
+            streams[id] = stream
+        }
     }
 
     mutating func pauseIgnored(_ id: StreamID, now: Milliseconds, reason: String = "its player ignored Pause",

@@ -31,6 +31,11 @@ public enum Event: Hashable, Sendable {
     /// The stream's controllable player became known (or, with nil, is no longer known). The stream is
     /// classified anew: whether it has a player decides whether it is media (the pseudo-property `player`).
     case playerChanged(StreamID, PlayerID?)
+    /// A player said what it does (``PlayerStatus``). A stream counts as media through its player only
+    /// when that player says ``PlayerStatus/playing`` as the stream starts or within ``Engine/playerWindow``
+    /// of its start of play; a player that is Paused, Stopped or says nothing makes nothing media. A player
+    /// never told of counts (a hook's claim, a fixture that says nothing of its players).
+    case playerStatus(PlayerID, PlayerStatus)
     /// The stream's player ignored Pause (still Playing a while after it): fall back to fade-and-mute.
     case pauseIgnored(StreamID)
     /// A player left the bus (its app quit): its app no longer holds Now Playing, and its streams can

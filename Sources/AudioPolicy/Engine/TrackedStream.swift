@@ -47,6 +47,12 @@ struct TrackedStream: Sendable {
         set { identity = identity.with(classification: newValue) }
     }
 
+    /// Whether its player makes it media: the player said it plays (or was never told of) as the stream
+    /// started, or within ``Engine/playerWindow`` of that (``Event/playerStatus(_:_:)``).
+    var playerCounts = false
+    /// The player the policy sees (the pseudo-property `player`): its player, when that makes it media.
+    var countedPlayer: PlayerID? { playerCounts ? player : nil }
+
     /// When it started, or last started playing again.
     var startedAt: Milliseconds
     /// Whether it is making sound, and how much of its grace it has used.

@@ -62,6 +62,8 @@ public struct FixtureEvent: Hashable, Sendable {
         case let .playerChanged(id, player): self.init(verb: "player-changed", id: id.rawValue, player: player?.rawValue)
         case let .pauseIgnored(id): self.init(verb: "pause-ignored", id: id.rawValue)
         case let .playerGone(player): self.init(verb: "player-gone", id: player.rawValue)
+        case let .playerStatus(player, status):
+            self.init(verb: FixtureLoader.playerStatusVerb(status), id: player.rawValue)
         case let .nowPlayingClaimed(token, properties, player):
             self.init(verb: "claim", id: token.rawValue, properties: nonEmpty(properties), player: player?.rawValue)
         case let .audibility(id, audible): self.init(verb: audible ? "audible" : "silent", id: id.rawValue)

@@ -27,7 +27,9 @@ import TOMLKit
 /// (what the stream's monitor says), `measuring = ID` (a meter started; its verdict is pending), `capture = ID` (+ `properties`: an app records from a microphone),
 /// `capture-end = ID`, `player-changed = ID` (+ `player`; without it the stream has no player any more),
 /// `pause-ignored = ID` (its player stayed Playing after Pause) and `claim = TOKEN` (+ `properties`,
-/// `player`: a hook claimed Now Playing). ``FixtureEvent`` writes them.
+/// `player`: a hook claimed Now Playing), `player-playing`, `player-paused`, `player-stopped` and
+/// `player-quiet` `= "org.mpris.MediaPlayer2.NAME"` (what the player says of itself: ``PlayerStatus``; a
+/// player never told of counts as playing). ``FixtureEvent`` writes them.
 /// An `[[expect]]` has `at` and either `stream = ID` as above or `now-playing = ID` (`""` for none).
 /// Steps run by `at`; steps at the same time run in file order. Class names are checked by the runner,
 /// against the policy.
@@ -74,6 +76,9 @@ public enum FixtureLoader {
                             "player-gone", "audible", "silent", "measuring", "capture", "capture-end",
                             "player-changed", "pause-ignored", "claim", "stop", "output", "output-gone", "move",
                             "focus", "window-closed", "focus-unknown"]
+        + PlayerStatus.allCases.map(playerStatusVerb)
+    /// `player-playing = "org.mpris.MediaPlayer2.NAME"` and the like: what the player says (``PlayerStatus``).
+    static func playerStatusVerb(_ status: PlayerStatus) -> String { "player-\(status.rawValue)" }
     /// `focus = "none"`: no window has focus (the desktop).
     static let noFocus = "none"
     /// The keys each verb takes besides `at`; the first list is required.
@@ -209,7 +214,9 @@ extension FixtureLoader {
             case "pause-ignored": return .event(.pauseIgnored(id))
             case "output-gone": return .event(.outputRemoved(OutputID(id.rawValue)))
             case "focus-unknown": return .event(.focusUnknown)
-            default: return nil
+            default:
+                guard let status = PlayerStatus.allCases.first(where: { playerStatusVerb($0) == verb }) else { return nil }
+                return .event(.playerStatus(PlayerID(id.rawValue), status))
             }
         }
     }

@@ -153,11 +153,16 @@ final class MediaPlayers {
         let pid = player.pid.map(String.init) ?? "?"
         log.info("player \(player.busName) appeared (\(player.identity ?? "?"), pid \(pid)): \(player.status?.rawValue ?? "status unknown")")
         onPlayerEvent(Self.info(player, present: true))
+        // What it says first: a player that says it plays nothing makes no stream media (a browser's
+        // player left on the bus after its page's song ended).
+        feed(.playerStatus(player.id, Self.status(of: player)))
         remapStreams()
         onChange()
     }
 
     private func playerChanged(_ player: MPRISPlayer, before: MPRISPlayer) {
+        let said = Self.status(of: player)
+        if said != Self.status(of: before) { feed(.playerStatus(player.id, said)) }
         if player.status != before.status, let status = player.status {
             log.info("player \(player.busName): \(status.rawValue)")
             onPlayerEvent(Self.info(player, present: true))
@@ -179,6 +184,17 @@ final class MediaPlayers {
     func feedPlayback(of player: PlayerID, playing: Bool) {
         for (index, origin) in origins.sorted(by: { $0.key < $1.key }) where origin.player == player {
             feed(.playback(StreamID.playback(index), playing: playing))
+        }
+    }
+
+    /// What `player` says of itself, in the engine's terms: `Playing` counts only with metadata (something
+    /// it names as playing).
+    static func status(of player: MPRISPlayer) -> PlayerStatus {
+        switch player.status {
+        case .playing: player.metadata.isEmpty ? .quiet : .playing
+        case .paused: .paused
+        case .stopped: .stopped
+        case nil: .quiet
         }
     }
 

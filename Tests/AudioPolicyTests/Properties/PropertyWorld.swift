@@ -414,8 +414,13 @@ struct PropertyGenerator {
                 : PlayerID(rng.pick(PropertyPool.apps.compactMap(\.player) + PropertyPool.extraPlayers))
             event = .playerChanged(someStream(), player)
         case 39..<42: event = .pauseIgnored(someStream())
-        case 42..<44:
+        case 42:
             event = .playerGone(players.isEmpty ? PlayerID(rng.pick(PropertyPool.extraPlayers)) : rng.pick(players))
+        case 43:
+            // What a player says of itself: a browser's player left Stopped, a player that names nothing.
+            let player = rng.chance(0.5) && !players.isEmpty ? rng.pick(players)
+                : PlayerID(rng.pick(PropertyPool.apps.compactMap(\.player) + PropertyPool.extraPlayers))
+            event = .playerStatus(player, rng.pick(PlayerStatus.allCases))
         case 44..<48:
             event = .streamChanged(someStream(), rng.pick(PropertyPool.apps).properties)
         case 48..<50:

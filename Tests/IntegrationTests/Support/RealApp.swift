@@ -9,6 +9,8 @@ import Foundation
 final class RealApp {
     let name: String
     private let child: Child
+    /// The named pipe a browser takes more pages from (``open(_:)``), if it was started with one.
+    private var opener: URL?
 
     /// What the launchers need, or why the real-app tests cannot run here.
     static let missing: String? = {
@@ -56,6 +58,28 @@ final class RealApp {
     /// `browser` (`chromium` or `firefox`) showing `page` (ping, silent, soundtrack, call; `name?query`).
     static func browser(_ browser: String, page: String) throws -> RealApp {
         try RealApp("\(browser) on \(page).html", ["browser", browser, page])
+    }
+
+    /// Chromium showing `page`, which opens more pages in new windows of the same browser process, as a
+    /// user's next window would (``open(_:)``; the launcher's `BROWSER_OPEN`).
+    static func chromiumTakingWindows(page: String) throws -> RealApp {
+        let pipe = TestEnvironment.scratch.appendingPathComponent("open-\(UUID().uuidString.prefix(8))")
+        guard mkfifo(pipe.path, 0o600) == 0 else {
+            throw CommandFailure(description: "mkfifo \(pipe.path): errno \(errno)")
+        }
+        let app = try RealApp("chromium on \(page).html", ["browser", "chromium", page],
+                              environment: ["BROWSER_OPEN": pipe.path])
+        app.opener = pipe
+        return app
+    }
+
+    /// Opens `page` (as the launcher takes it: `soundtrack?element`) in a new window of the running browser.
+    func open(_ page: String) throws {
+        guard let opener else { throw CommandFailure(description: "\(name) takes no more pages") }
+        // Opening the pipe waits for the launcher's reader, which is there as long as the browser runs.
+        let handle = try FileHandle(forWritingTo: opener)
+        try handle.write(contentsOf: Data((page + "\n").utf8))
+        try handle.close()
     }
 
     /// speech-dispatcher saying each phrase, `gap` seconds apart.
