@@ -7,7 +7,7 @@ import SessionBus
 
 /// Starting the daemon from a command line. Two executables do it and take the same options:
 /// `audio-policyd-daemon`, the daemon alone (what the service runs: no command-line tools are linked
-/// into it, so it maps less; README, Memory), and `audio-policyd run`, which hands over to it when it
+/// into it, so it maps less; docs/benchmarks.md, memory), and `audio-policyd run`, which hands over to it when it
 /// sits next to `audio-policyd` and runs the daemon in its own process otherwise.
 public enum DaemonLaunch {
     /// The version both executables report.

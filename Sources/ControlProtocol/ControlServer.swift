@@ -6,7 +6,7 @@ import Glibc
 ///
 /// It owns the sockets, the line framing and each client's unsent output; what a request means is
 /// the `onRequest` closure's business. It never waits on a client, so one client can neither stall
-/// the daemon nor make it buffer without bound (README, "Control socket"):
+/// the daemon nor make it buffer without bound (docs/control-socket.md):
 ///
 /// - sockets are non-blocking; what a client has not taken yet waits in its output, and the loop
 ///   sends it as the client reads;

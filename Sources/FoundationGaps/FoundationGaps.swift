@@ -4,7 +4,7 @@ import Glibc
 // The few things the daemon, the tools and the command line took from Foundation that
 // FoundationEssentials lacks. Nothing in the binary links Foundation (nor, with it,
 // FoundationInternationalization and ICU): the running daemon is smaller by what loading them cost
-// (README, Benchmarks).
+// (docs/benchmarks.md).
 
 extension String {
     /// C's `printf` formatting of numbers: `String(printf: "%.1f MiB", mib)`. Strings go in by

@@ -4,7 +4,7 @@ import Glibc
 
 // audio-policyd-daemon: the daemon alone, what the systemd unit and `audio-policyd run` start. It
 // takes `run`'s options, parsed by hand: no argument parser and none of `audio-policyd`'s other
-// commands (bench, soak, top, …) are linked in, so the running daemon maps less (README, Memory).
+// commands (bench, soak, top, …) are linked in, so the running daemon maps less (docs/benchmarks.md, memory).
 
 let name = DaemonLaunch.executableName
 let request: DaemonLaunch.Arguments.Request

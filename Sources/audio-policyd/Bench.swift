@@ -7,7 +7,7 @@ import FoundationEssentials
 import FoundationGaps
 import Glibc
 
-/// `audio-policyd bench`: the figures the README quotes.
+/// `audio-policyd bench`: the figures docs/benchmarks.md quotes.
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure decision time, fixture throughput, and (with a sound server) reaction time, idle wake-ups and memory.")

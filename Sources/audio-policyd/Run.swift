@@ -9,7 +9,7 @@ import SessionBus
 /// When `audio-policyd-daemon` sits next to this executable (as `make install`, `scripts/run` and
 /// `swift build` put it), `run` execs it with the same options: the same process (pid, descriptors,
 /// environment: systemd and the tests see no difference), without this binary's command-line tools
-/// mapped (README, Memory). Without it, the daemon runs in this process, the same code
+/// mapped (docs/benchmarks.md, memory). Without it, the daemon runs in this process, the same code
 /// (``DaemonLaunch/run(policy:socket:verbose:backend:nowPlaying:)``) either way.
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: DaemonLaunch.abstract,

@@ -2,7 +2,7 @@
 ///
 /// Format (TOML): optional `description`, optional `policy` (path relative to the fixture file;
 /// absent means the embedded default), then `[[event]]` and `[[expect]]` tables in time order, each
-/// with `at` in milliseconds from the start. See the README for every key.
+/// with `at` in milliseconds from the start. docs/fixtures.md lists every key.
 public struct Fixture: Sendable {
     public var file: String
     public var description: String?

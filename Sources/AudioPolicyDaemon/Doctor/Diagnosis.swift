@@ -75,7 +75,7 @@ public enum Diagnosis {
                 return Finding(
                     check: "no-player", problem: "\(name) (stream \(stream.index.map(String.init) ?? "?")) has no MPRIS player",
                     why: "the daemon pauses media through its player; without one it is faded and muted instead, and media keys cannot reach it",
-                    fix: "turn on the app's MPRIS support (a plugin or setting), or claim Now Playing for it with a hook (README: Control socket)")
+                    fix: "turn on the app's MPRIS support (a plugin or setting), or claim Now Playing for it with a hook (docs/control-socket.md)")
             }
     }
 
@@ -100,7 +100,7 @@ public enum Diagnosis {
             why: facts.waylandDisplay != nil ? "on this Wayland desktop the daemon cannot see which window has focus by itself"
                 : "there is no display: which window has focus is unknown, and an opt-in focus policy cannot act",
             fix: facts.waylandDisplay != nil
-                ? "have the desktop send {\"op\":\"focus\",\"pid\":N} on the control socket when focus changes (README: Focus)"
+                ? "have the desktop send {\"op\":\"focus\",\"pid\":N} on the control socket when focus changes (docs/focus.md)"
                 : "run it inside your graphical session (DISPLAY, or SWAYSOCK for sway) — nothing else changes without it")]
     }
 

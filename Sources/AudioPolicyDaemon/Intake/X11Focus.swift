@@ -25,7 +25,7 @@ final class X11Focus {
     init?(loop: MainLoop, log: Logger, feed: @escaping (Event) -> Void) {
         guard let display = getenv("DISPLAY").map({ String(cString: $0) }), !display.isEmpty else { return nil }
         if let wayland = getenv("WAYLAND_DISPLAY").map({ String(cString: $0) }), !wayland.isEmpty {
-            let why = "blind to Wayland windows; focus comes from the desktop's script or extension (README: Focus)"
+            let why = "blind to Wayland windows; focus comes from the desktop's script or extension (docs/focus.md)"
             log.info("focus: DISPLAY \(display) is Xwayland's (WAYLAND_DISPLAY \(wayland)), \(why)")
             return nil
         }

@@ -56,7 +56,7 @@ final class ControlOutbox {
         encode(reply, fallback: #"{"ok":false,"error":"internal: reply could not be encoded"}"#)
     }
 
-    /// One JSON line as the README documents the wire: keys sorted, slashes as they are.
+    /// One JSON line as docs/control-socket.md documents the wire: keys sorted, slashes as they are.
     private static func encode(_ value: some Encodable, fallback: String) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

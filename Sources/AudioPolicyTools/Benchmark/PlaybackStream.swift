@@ -50,7 +50,7 @@ enum PlaybackStream {
     /// Writes what the server asked for: the tone in full (one block from its pool holds at most 64 KiB);
     /// silence one block a request, as in every earlier round of the benchmark. (Written in full, 200
     /// streams of silence kept PulseAudio's desktop-mode main thread so busy that a new `paplay` stalled;
-    /// not yet understood, see the README's known gaps.)
+    /// not yet understood, see docs/benchmarks.md.)
     private static func write(_ stream: OpaquePointer?, _ bytes: Int, tone: Bool) {
         guard let stream else { return }
         var remaining = bytes
