@@ -3,20 +3,18 @@ import ControlProtocol
 import Foundation
 import Testing
 
-/// The control protocol's ops and event kinds are enums; the README's "Control socket" section is
-/// their wire format. The two must agree, and the enums must write what the README shows.
+/// The control protocol's ops and event kinds are enums; docs/control-socket.md is their wire format.
+/// The two must agree, and the enums must write what the page shows.
 @Suite("control wire names")
 struct ControlWireNameTests {
-    static let readme = URL(fileURLWithPath: #filePath)
+    static let page = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("README.md")
+        .appendingPathComponent("docs/control-socket.md")
 
-    /// The README's "## Control socket" section.
+    /// The page's protocol: everything before its first `## ` section (the limits).
     static func controlSection() throws -> String {
-        let text = try String(contentsOf: readme, encoding: .utf8)
-        let start = try #require(text.range(of: "\n## Control socket\n"))
-        let rest = text[start.upperBound...]
-        return String(rest[..<(rest.range(of: "\n## ")?.lowerBound ?? rest.endIndex)])
+        let text = try String(contentsOf: page, encoding: .utf8)
+        return String(text[..<(text.range(of: "\n## ")?.lowerBound ?? text.endIndex)])
     }
 
     /// Every match of `pattern`'s first group in `text`.
@@ -27,7 +25,7 @@ struct ControlWireNameTests {
         }
     }
 
-    @Test("every op in the README's table is a known op, and every known op is in the table")
+    @Test("every op in docs/control-socket.md's table is a known op, and every known op is in the table")
     func opsMatchTheReadme() throws {
         let section = try Self.controlSection()
         let rows = try Self.captures(#"(?m)^\| `([a-z-]+)` \| `(\{[^`]*\})`"#, in: section)
@@ -39,12 +37,12 @@ struct ControlWireNameTests {
             #expect(op.isKnown, "\(name)")
             let decoded = try JSONDecoder().decode(ControlRequest.self, from: Data(request.utf8))
             #expect(decoded.op == op, "\(request)")
-            // Written back as the README shows it (keys sorted, as clients send them).
+            // Written back as the page shows it (keys sorted, as clients send them).
             #expect(try decoded.line() == Self.sorted(request), "\(request)")
         }
     }
 
-    @Test("every event kind the README shows is a known kind, and every known kind is in the README")
+    @Test("every event kind docs/control-socket.md shows is a known kind, and every known kind is in it")
     func kindsMatchTheReadme() throws {
         let section = try Self.controlSection()
         let shown = Set(try Self.captures(#"\{"event":"([a-z-]+)""#, in: section))

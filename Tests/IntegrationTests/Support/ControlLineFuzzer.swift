@@ -1,7 +1,7 @@
 import Foundation
 import Fuzzing
 
-/// Request lines for fuzzing the control socket: the README's requests, mutated in their structure
+/// Request lines for fuzzing the control socket: docs/control-socket.md's requests, mutated in their structure
 /// (values of every JSON type, huge numbers, deep nesting, missing and unknown fields and ops) and in
 /// their bytes (flipped bits, invalid UTF-8, NULs, truncation), and lines of random bytes.
 ///
@@ -9,7 +9,7 @@ import Fuzzing
 /// line is reproduced with `FUZZ_SEED=<seed> FUZZ_ONLY=<number>`. A line never holds a newline, never
 /// is blank, and stays under the daemon's 64 KiB limit: every line must get exactly one reply.
 struct ControlLineFuzzer {
-    /// The requests of the README's table, as `key: raw JSON value` pairs.
+    /// The requests of docs/control-socket.md's table, as `key: raw JSON value` pairs.
     static let requests: [[(String, String)]] = [
         [("id", "1"), ("op", #""status""#)],
         [("id", "2"), ("op", #""begin""#), ("class", #""short""#), ("app", #""espeak""#),
