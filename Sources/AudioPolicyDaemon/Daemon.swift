@@ -233,6 +233,7 @@ public final class Daemon {
     private func carryOut(_ commands: [Command]) {
         actuation.execute(commands)
         publication.published(commands)
+        controlIntake.began(commands)
         armTimer()
     }
 

@@ -24,6 +24,12 @@ import AudioPolicy
 /// {"event":"resume","index":12,"token":"claim-3"}
 /// {"event":"command","command":"PlayPause","token":"claim-3"}
 /// ```
+///
+/// A connection whose `begin` waited for a call to end gets, when it begins:
+///
+/// ```json
+/// {"event":"began","token":"hook-2-1"}
+/// ```
 public struct ControlEvent: Codable, Hashable, Sendable {
     /// A player on the session bus, as `player` events show it.
     public struct Player: Codable, Hashable, Sendable {
@@ -83,10 +89,13 @@ public struct ControlEvent: Codable, Hashable, Sendable {
         case resume
         /// To a claim: a remote control's command.
         case command
+        /// To a hook: its interruption, which waited for a call to end, began.
+        case began
         /// A kind this side does not know (a newer daemon's, or a subscriber's typo).
         case unknown(String)
 
-        public static let known: [Kind] = [.stream, .nowPlaying, .decision, .player, .input, .pause, .resume, .command]
+        public static let known: [Kind] = [.stream, .nowPlaying, .decision, .player, .input, .pause, .resume, .command,
+                                           .began]
         /// The kinds a subscriber may ask for (a claim gets `pause`, `resume` and `command` unasked).
         public static let subscribable: [Kind] = [.stream, .nowPlaying, .decision, .player, .input]
         /// What `subscribe` without `events` gets: every kind but `input`, which is for recorders.
@@ -102,6 +111,7 @@ public struct ControlEvent: Codable, Hashable, Sendable {
             case .pause: "pause"
             case .resume: "resume"
             case .command: "command"
+            case .began: "began"
             case let .unknown(name): name
             }
         }
@@ -116,7 +126,7 @@ public struct ControlEvent: Codable, Hashable, Sendable {
     public var index: UInt32?
     /// `command`: the MPRIS method a remote control asked for (`PlayPause`, `Next`, …).
     public var command: String?
-    /// `pause` / `resume` / `command`: the claim it is addressed to.
+    /// `pause` / `resume` / `command`: the claim it is addressed to; `began`: the hook's interruption.
     public var token: String?
     /// When it happened, on the daemon's clock (ms since it started).
     public var at: Int?

@@ -7,6 +7,7 @@ import Glibc
 /// ```json
 /// {"id": 1, "op": "status"}
 /// {"id": 2, "op": "begin", "class": "short", "app": "espeak", "properties": {"media.role": "assistant"}}
+/// {"id": 2, "op": "begin", "class": "short", "app": "reminder", "waitForCall": true}
 /// {"id": 3, "op": "end", "token": "hook-1-1"}
 /// {"id": 4, "op": "claim", "app": "radio", "pid": 4242}
 /// {"id": 5, "op": "playback", "status": "Paused"}
@@ -26,6 +27,9 @@ public struct ControlRequest: Codable, Sendable {
     public var properties: [String: String]?
     /// `end`: the token `begin` or `claim` returned.
     public var token: String?
+    /// `begin`: begin only once no call is on (Android's delayed audio focus). The reply says `delayed`
+    /// when a call is on; a `began` event line with the token follows when it ends.
+    public var waitForCall: Bool?
     /// `claim`: the player's process (default: the connecting process); its streams, and its child
     /// processes' streams, are the ones the daemon asks this connection to pause and resume.
     /// `focus`: the process of the window that has focus (with `app`, or neither: no window has).
@@ -39,7 +43,8 @@ public struct ControlRequest: Codable, Sendable {
 
     public init(id: JSONValue? = nil, op: Op, class className: String? = nil, app: String? = nil,
                 properties: [String: String]? = nil, token: String? = nil, pid: Int32? = nil,
-                status: String? = nil, events: [ControlEvent.Kind]? = nil, command: String? = nil) {
+                status: String? = nil, events: [ControlEvent.Kind]? = nil, command: String? = nil,
+                waitForCall: Bool? = nil) {
         self.id = id
         self.op = op
         self.class = className
@@ -50,6 +55,7 @@ public struct ControlRequest: Codable, Sendable {
         self.status = status
         self.events = events
         self.command = command
+        self.waitForCall = waitForCall
     }
 
     /// An operation: the request's `op`, its wire name the raw value.
@@ -93,19 +99,23 @@ public struct ControlReply: Codable, Sendable {
     public var token: String?
     /// `command`: whom the media key went to (the owner's player, or the hook that claimed Now Playing).
     public var sentTo: String?
+    /// `begin` with `waitForCall`: a call is on, and the interruption waits for it to end (a `began` event
+    /// line follows); false when it began at once.
+    public var delayed: Bool?
 
     public static func failure(_ id: JSONValue?, _ message: String) -> ControlReply {
         ControlReply(id: id, ok: false, error: message)
     }
 
     public init(id: JSONValue?, ok: Bool, error: String? = nil, status: StatusReport? = nil, token: String? = nil,
-                sentTo: String? = nil) {
+                sentTo: String? = nil, delayed: Bool? = nil) {
         self.id = id
         self.ok = ok
         self.error = error
         self.status = status
         self.token = token
         self.sentTo = sentTo
+        self.delayed = delayed
     }
 }
 

@@ -21,7 +21,11 @@ struct Interrupt: ParsableCommand {
             output is a pipe, until the pipe's reader is gone: a player that runs it as a subprocess and quits).
             If the daemon cannot be reached, the command still runs (with a warning); if it refuses (an \
             unknown class), nothing runs and the exit status is 64.
+            With --wait-for-call, the interruption (and the command) begins only once no call is on, as \
+            Android's delayed audio focus: a reminder or a spoken line waits for the call to end rather than \
+            talk over it. --timeout bounds the wait: past it, nothing runs and the exit status is 75.
             Example: audio-policyd interrupt --class short --app espeak -- espeak-ng "Turn left"
+            Example: audio-policyd interrupt --class short --wait-for-call --timeout 600 -- spd-say -w "Time to go"
             """)
 
     @Option(name: .customLong("class"), help: "The interruption's class, as the policy defines it.")
@@ -39,6 +43,14 @@ struct Interrupt: ParsableCommand {
                                valueName: "role"))
     var role: String?
 
+    @Flag(name: .customLong("wait-for-call"),
+          help: "Begin only once no call is on: while a call plays, wait for it to end, then run the command.")
+    var waitForCall = false
+
+    @Option(help: ArgumentHelp("With --wait-for-call: give up after waiting this long (exit 75, nothing run); default: as long as the call lasts.",
+                               valueName: "seconds"))
+    var timeout: Double?
+
     @OptionGroup var control: SocketOption
 
     @Argument(parsing: .postTerminator, help: "The command to run, after `--`.")
@@ -47,6 +59,10 @@ struct Interrupt: ParsableCommand {
     func validate() throws {
         for assignment in property where !assignment.contains("=") || assignment.hasPrefix("=") {
             throw ValidationError("--property must be KEY=VALUE, got \"\(assignment)\"")
+        }
+        if let timeout {
+            guard waitForCall else { throw ValidationError("--timeout goes with --wait-for-call") }
+            guard timeout > 0, timeout.isFinite else { throw ValidationError("--timeout must be a number of seconds above 0") }
         }
     }
 
@@ -84,18 +100,54 @@ struct Interrupt: ParsableCommand {
         do {
             let client = try ControlClient(path: control.path)
             let reply = try client.request(ControlRequest(id: .number(1), op: .begin, class: className, app: name,
-                                                          properties: properties.isEmpty ? nil : properties))
+                                                          properties: properties.isEmpty ? nil : properties,
+                                                          waitForCall: waitForCall ? true : nil))
             guard reply.ok, let token = reply.token else {
                 throw Refused(reason: reply.error ?? "no reason given")
+            }
+            if reply.delayed == true {
+                Self.warn("a call is on: waiting for it to end")
+                guard try Self.awaitBegan(token, on: client, timeout: timeout) else {
+                    Self.warn("the call went on past --timeout \(timeout ?? 0) s; nothing was run")
+                    throw ExitCode(75)
+                }
             }
             return (client, token)
         } catch let refused as Refused {
             Self.warn("the daemon refused the interruption: \(refused.reason)")
             throw ExitCode(64)
+        } catch let exit as ExitCode {
+            throw exit
         } catch {
             Self.warn("\(error); running the command without an interruption")
             return nil
         }
+    }
+
+    /// Waits for the daemon's `began` line for `token` (the call is over); false when `timeout` seconds
+    /// pass first. Closing the connection after that withdraws the request.
+    private static func awaitBegan(_ token: String, on client: ControlClient, timeout: Double?) throws -> Bool {
+        let deadline = timeout.map { Self.monotonicSeconds() + $0 }
+        while true {
+            while let line = client.nextBufferedLine() {
+                if let event = try? JSONDecoder().decode(ControlEvent.self, from: Data(line.utf8)),
+                   event.event == .began, event.token == token {
+                    return true
+                }
+            }
+            let remaining = deadline.map { max(0, $0 - Self.monotonicSeconds()) }
+            if remaining == 0 { return false }
+            var watched = pollfd(fd: client.socket, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&watched, 1, remaining.map { Int32(min($0 * 1000, Double(Int32.max)).rounded(.up)) } ?? -1)
+            if ready < 0, errno == EINTR { continue }
+            if ready > 0 { try client.receive() }
+        }
+    }
+
+    private static func monotonicSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
     private static func warn(_ text: String) {

@@ -187,7 +187,7 @@ struct FixtureLoaderTests {
             start = "a"
             end = "a"
             """, errors: [
-                "1:1: event needs one of `start`, `end`, `volume`, `mute`, `playing`, `paused`, `interrupt`, `release`, `change`, `player-gone`, `audible`, `silent`, `measuring`, `capture`, `capture-end`, `player-changed`, `pause-ignored`, `claim`, `stop`, `output`, `output-gone`, `move`, `focus`, `window-closed`, `focus-unknown`, `player-playing`, `player-paused`, `player-stopped`, `player-quiet`",
+                "1:1: event needs one of `start`, `end`, `volume`, `mute`, `playing`, `paused`, `interrupt`, `interrupt-after-call`, `release`, `change`, `player-gone`, `audible`, `silent`, `measuring`, `capture`, `capture-end`, `player-changed`, `pause-ignored`, `claim`, `stop`, `output`, `output-gone`, `move`, `focus`, `window-closed`, `focus-unknown`, `player-playing`, `player-paused`, `player-stopped`, `player-quie… (2 more characters)",
                 "4:1: event has `start` and `end`; an event does one thing",
             ]),
         Bad(name: "unknown event key", text: """
@@ -196,7 +196,7 @@ struct FixtureLoaderTests {
             start = "a"
             propertes = {}
             """, errors: [
-                "4:1: unknown key `propertes` in [[event]] (did you mean `properties`?); allowed keys: at, start, end, volume, mute, playing, paused, interrupt, release, change, player-gone, audible, silent, measuring, capture, capture-end, player-changed, pause-ignored, claim, stop, output, output-gone, move, focus, window-closed, focus-unknown, player-playing, player-paused, player-stopped, player-quiet, properties, … (51 more characters)",
+                "4:1: unknown key `propertes` in [[event]] (did you mean `properties`?); allowed keys: at, start, end, volume, mute, playing, paused, interrupt, interrupt-after-call, release, change, player-gone, audible, silent, measuring, capture, capture-end, player-changed, pause-ignored, claim, stop, output, output-gone, move, focus, window-closed, focus-unknown, player-playing, player-paused, player-stopped, play… (73 more characters)",
             ]),
         Bad(name: "keys of another verb", text: """
             [[event]]
@@ -300,7 +300,7 @@ struct FixtureLoaderTests {
             volume = "loud"
             foo = 1
             """, errors: [
-                "4:9: unknown state \"duked\" (did you mean \"ducked\"?); states: playing, ducked, paused, ended",
+                "4:9: unknown state \"duked\" (did you mean \"ducked\"?); states: playing, ducked, paused, waiting, ended",
                 "6:1: expect for a stream needs `state`, `volume` or `muted`",
                 "10:1: expect has `stream` and `now-playing`; write two [[expect]] tables",
                 "18:1: `muted` does not go with `now-playing`",

@@ -297,6 +297,35 @@ extension MPRISTests {
         _ = try speech.awaitExit(timeout: 30)
     }
 
+    @Test("interrupt --wait-for-call: a line asked to be spoken during a call is spoken only once the call has ended (control: without the flag it is spoken at once, over the call)",
+          .needs(RealApp.missing), arguments: [true, false])
+    func spokenLineWaitsForTheCall(waits: Bool) throws {
+        let daemon = try startDaemon()
+        let call = try play(.long, role: "phone", name: "call")
+        let callIndex = try #require(call.index)
+        try awaitClass(daemon, callIndex, "call")
+        let wrapper = [TestEnvironment.daemonBinary, "interrupt", "--socket", daemon.socketPath, "--class", "short"]
+            + (waits ? ["--wait-for-call"] : []) + ["--"]
+        let speech = try RealApp.speak(["Your reminder, now that the call is over."], gap: 0, under: wrapper)
+        let isVoice = { (properties: [String: String]) in properties["application.name"]?.hasPrefix("speech-dispatcher") == true }
+        if waits {
+            // The call goes on: nothing speaks (the command, speech-dispatcher and all, has not started).
+            try changes.watch(for: 4) {
+                let voices = try SoundServer.streams().filter { isVoice($0.properties) }
+                try #require(voices.isEmpty, "a voice spoke over the call: \(voices)")
+            }
+            #expect(daemon.log.contains { $0.contains("waits for the call to end") }, "\(daemon.logText)")
+            call.stop()
+            try events.awaitRemoval(of: callIndex, timeout: 10)
+            _ = try speech.awaitStream(changes: changes, timeout: 30, isVoice)
+        } else {
+            _ = try speech.awaitStream(changes: changes, timeout: 30, isVoice)
+            #expect(try SoundServer.stream(callIndex) != nil, "the call ended before the voice began: the control shows nothing")
+            call.stop()
+        }
+        #expect(try speech.awaitExit(timeout: 40) == 0, "interrupt's exit status")
+    }
+
     @Test("libcanberra: an event sound is a notification: a light duck, restored exactly, never a pause",
           .needs(RealApp.missing))
     func canberraEventDucksLightly() throws {

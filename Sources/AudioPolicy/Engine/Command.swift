@@ -29,6 +29,9 @@ public enum Command: Hashable, Sendable {
     /// ``Event/audibility(_:audible:)``. Asked only while its sound can change a decision, so that music
     /// playing alone costs no wake-ups.
     case measure(StreamID, Bool)
+    /// A hook's interruption that waited for a call to end (``Event/interruptionAfterCall(token:className:_:)``)
+    /// began, or began at once: its hook may play now.
+    case interruptionBegan(StreamID)
     /// The Now Playing owner changed (the stream that represents it, or nil for none).
     case nowPlaying(StreamID?)
     /// A decision worth a log line: why a stream was ducked, paused, restored.

@@ -24,6 +24,8 @@ public struct Engine: Sendable {
     var windowFocus = WindowFocus()
     /// What each player last said of itself (``Event/playerStatus(_:_:)``); a player never told of is absent.
     var playerStatuses: [PlayerID: PlayerStatus] = [:]
+    /// Hooks' interruptions that wait for a call to end.
+    var callWait = CallWait()
     /// After ``Event/stop(fade:)``: streams are followed, no longer changed.
     public private(set) var isStopped = false
 
@@ -53,8 +55,9 @@ public struct Engine: Sendable {
                   now: now, into: &out)
             if held, !muted { holdRecovered(id, now: now, into: &out) }
         case let .interruptionBegan(token, className, properties):
-            start(token, properties: properties, player: nil, className: className, playing: true, muted: false,
-                  now: now, into: &out)
+            beginInterruption(token, className: className, properties: properties, now: now, into: &out)
+        case let .interruptionAfterCall(token, className, properties):
+            awaitCall(CallWait.Request(token: token, className: className, properties: properties), now: now, into: &out)
         case let .streamChanged(id, properties):
             guard var stream = streams[id], stream.isLive else { break }
             stream.properties = properties
@@ -94,7 +97,14 @@ public struct Engine: Sendable {
             pauseIgnored(id, now: now, into: &out)
         case let .nowPlayingClaimed(token, properties, player):
             nowPlaying.take(app: TrackedStream.app(of: token, properties, player), stream: token, player: player)
-        case let .streamEnded(id), let .interruptionEnded(id):
+        case let .interruptionEnded(id):
+            if callWait.withdraw(id) {
+                out.append(.decision(Decision(stream: id, application: id.rawValue, className: "",
+                                              reason: "its hook withdrew it", action: "no longer waits for the call")))
+            } else {
+                end(id, now: now, into: &out)
+            }
+        case let .streamEnded(id):
             end(id, now: now, into: &out)
         case let .userVolume(id, _):
             userChangedVolume(id, now: now, into: &out)
@@ -117,6 +127,7 @@ public struct Engine: Sendable {
         guard !isStopped else {
             return out.filter { if case .repairSaved = $0 { true } else if case .decision = $0 { true } else { false } }
         }
+        beginAfterCall(now: now, into: &out)
         confirmPauses(now: now, into: &out)
         settleOutputLosses(now: now, into: &out)
         reconcile(now: now, into: &out)
@@ -212,9 +223,14 @@ public struct Engine: Sendable {
     /// The stream standing for the Now Playing owner, if any.
     public var nowPlayingOwner: StreamID? { nowPlaying.owner }
 
-    /// A stream's state at `now` (`ended` for a stream that ended recently; nil if never seen).
+    /// A stream's state at `now` (`ended` for a stream that ended recently; nil if never seen). A hook's
+    /// interruption is `waiting` while it waits for a call to end, `playing` once it began.
     public func state(of id: StreamID, at now: Milliseconds) -> StreamState? {
-        if let stream = streams[id], !stream.isHook { return stream.state(at: now) }
+        if let stream = streams[id] {
+            if !stream.isHook { return stream.state(at: now) }
+            if stream.isLive { return .playing }
+        }
+        if callWait.waiting.contains(where: { $0.token == id }) { return .waiting }
         return ended.contains(id) ? .ended : nil
     }
 
@@ -247,6 +263,13 @@ public struct Engine: Sendable {
     }
 
     // MARK: - Event handling
+
+    /// A hook's interruption begins.
+    mutating func beginInterruption(_ token: StreamID, className: String, properties: Properties, now: Milliseconds,
+                                    into out: inout [Command]) {
+        start(token, properties: properties, player: nil, className: className, playing: true, muted: false,
+              now: now, into: &out)
+    }
 
     private mutating func start(_ id: StreamID, properties: Properties, player: PlayerID?, className: String?,
                                 playing: Bool, muted: Bool, now: Milliseconds, into out: inout [Command]) {

@@ -26,7 +26,11 @@ public enum Event: Hashable, Sendable {
     case playback(StreamID, playing: Bool)
     /// A hook asked for an interruption of class `className` before (or without) any stream.
     case interruptionBegan(token: StreamID, className: String, Properties)
-    /// A hook's interruption ended.
+    /// A hook asked for an interruption of class `className` that begins only once no call is on
+    /// (Android's delayed audio focus): at once when none is, else when the last call is over
+    /// (``Command/interruptionBegan(_:)`` says when). ``interruptionEnded(token:)`` withdraws it meanwhile.
+    case interruptionAfterCall(token: StreamID, className: String, Properties)
+    /// A hook's interruption ended (or, still waiting for a call to end, was withdrawn).
     case interruptionEnded(token: StreamID)
     /// The stream's controllable player became known (or, with nil, is no longer known). The stream is
     /// classified anew: whether it has a player decides whether it is media (the pseudo-property `player`).

@@ -5,5 +5,8 @@ public enum StreamState: String, Hashable, Sendable, CaseIterable, Codable {
     case ducked
     /// Paused by its player, the user, or the policy (possibly through the mute fallback).
     case paused
+    /// A hook's interruption that waits for a call to end (``Event/interruptionAfterCall(token:className:_:)``):
+    /// it interrupts nothing yet.
+    case waiting
     case ended
 }

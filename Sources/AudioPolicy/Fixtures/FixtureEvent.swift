@@ -58,6 +58,8 @@ public struct FixtureEvent: Hashable, Sendable {
         case let .playback(id, playing): self.init(verb: playing ? "playing" : "paused", id: id.rawValue)
         case let .interruptionBegan(token, className, properties):
             self.init(verb: "interrupt", id: token.rawValue, properties: nonEmpty(properties), className: className)
+        case let .interruptionAfterCall(token, className, properties):
+            self.init(verb: "interrupt-after-call", id: token.rawValue, properties: nonEmpty(properties), className: className)
         case let .interruptionEnded(token): self.init(verb: "release", id: token.rawValue)
         case let .playerChanged(id, player): self.init(verb: "player-changed", id: id.rawValue, player: player?.rawValue)
         case let .pauseIgnored(id): self.init(verb: "pause-ignored", id: id.rawValue)

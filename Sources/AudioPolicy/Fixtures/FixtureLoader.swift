@@ -22,7 +22,8 @@ import TOMLKit
 ///
 /// An `[[event]]` has `at` and exactly one of: `start = ID` (+ `properties`, `player`), `end = ID`,
 /// `volume = ID` + `level` (linear 0…1.5), `mute = ID` + `muted`, `playing = ID`, `paused = ID`,
-/// `interrupt = TOKEN` + `class` (+ `properties`), `release = TOKEN`, `change = ID` + `properties`,
+/// `interrupt = TOKEN` + `class` (+ `properties`), `interrupt-after-call = TOKEN` + `class` (+ `properties`:
+/// it begins once no call is on), `release = TOKEN`, `change = ID` + `properties`,
 /// `player-gone = "org.mpris.MediaPlayer2.NAME"` (the player's app quit), `audible = ID` / `silent = ID`
 /// (what the stream's monitor says), `measuring = ID` (a meter started; its verdict is pending), `capture = ID` (+ `properties`: an app records from a microphone),
 /// `capture-end = ID`, `player-changed = ID` (+ `player`; without it the stream has no player any more),
@@ -72,7 +73,8 @@ public enum FixtureLoader {
 
     private typealias StepReader = (TOMLTable, TOMLKeyPath, SourceLocation, TOMLReader) -> FixtureStep.Action?
 
-    static let eventVerbs = ["start", "end", "volume", "mute", "playing", "paused", "interrupt", "release", "change",
+    static let eventVerbs = ["start", "end", "volume", "mute", "playing", "paused", "interrupt", "interrupt-after-call",
+                            "release", "change",
                             "player-gone", "audible", "silent", "measuring", "capture", "capture-end",
                             "player-changed", "pause-ignored", "claim", "stop", "output", "output-gone", "move",
                             "focus", "window-closed", "focus-unknown"]
@@ -87,6 +89,7 @@ public enum FixtureLoader {
         "volume": (["level"], []),
         "mute": (["muted"], []),
         "interrupt": (["class"], ["properties"]),
+        "interrupt-after-call": (["class"], ["properties"]),
         "change": (["properties"], []),
         "capture": ([], ["properties"]),
         "player-changed": ([], ["player"]),
@@ -163,11 +166,12 @@ extension FixtureLoader {
         case "mute":
             guard let muted = reader.bool(table, "muted", at: path), let id else { return nil }
             return .event(.userMute(id, muted))
-        case "interrupt":
+        case "interrupt", "interrupt-after-call":
             let properties = readProperties(table, at: path, reader)
             guard let className = reader.string(table, "class", at: path), let id,
                   table["properties"] == nil || properties != nil else { return nil }
-            return .event(.interruptionBegan(token: id, className: className, properties ?? [:]))
+            return verb == "interrupt" ? .event(.interruptionBegan(token: id, className: className, properties ?? [:]))
+                : .event(.interruptionAfterCall(token: id, className: className, properties ?? [:]))
         case "change":
             guard let properties = readProperties(table, at: path, reader), let id else { return nil }
             return .event(.streamChanged(id, properties))

@@ -157,7 +157,7 @@ final class Actuation {
         case let .measure(id, on):
             guard let index = index(of: id) else { return }
             requests.append { [unowned self] in measure(index, on) }
-        case .nowPlaying, .decision:
+        case .nowPlaying, .decision, .interruptionBegan:
             break
         }
     }

@@ -24,6 +24,10 @@ final class ControlIntake {
 
     /// Interruptions begun over the control socket, by client.
     private var hooksByClient: [ControlServer.ClientID: Set<StreamID>] = [:]
+    /// Interruptions asked to wait for a call to end, not begun yet (their hooks hear `began` when they do).
+    private var awaitingCall: Set<StreamID> = []
+    /// The interruption whose `begin` is being answered: beginning at once, its reply says so.
+    private var answering: StreamID?
     private var nextHook = 1
 
     init(log: Logger, reading: any EngineReading, players: MediaPlayers, publication: Publication,
@@ -84,6 +88,7 @@ final class ControlIntake {
                     + "(or of its claim)")
             }
             hooksByClient[client]?.remove(token)
+            awaitingCall.remove(token)
             feed(.interruptionEnded(token: token))
             return ControlReply(id: request.id, ok: true)
         case .claim:
@@ -126,8 +131,27 @@ final class ControlIntake {
         let token = StreamID(.hook(client: client, number: nextHook))
         nextHook += 1
         hooksByClient[client, default: []].insert(token)
-        feed(.interruptionBegan(token: token, className: className, properties))
-        return ControlReply(id: request.id, ok: true, token: token.rawValue)
+        guard request.waitForCall == true else {
+            feed(.interruptionBegan(token: token, className: className, properties))
+            return ControlReply(id: request.id, ok: true, token: token.rawValue)
+        }
+        // The engine says whether a call is on: it begins the interruption at once (``began(_:)`` while
+        // this is answered) or when the call is over.
+        awaitingCall.insert(token)
+        answering = token
+        defer { answering = nil }
+        feed(.interruptionAfterCall(token: token, className: className, properties))
+        return ControlReply(id: request.id, ok: true, token: token.rawValue, delayed: awaitingCall.contains(token))
+    }
+
+    /// The engine began interruptions that waited for a call to end (``Command/interruptionBegan(_:)``): their
+    /// hooks are told (`began`), unless the reply to their `begin` says it.
+    func began(_ commands: [Command]) {
+        for case let .interruptionBegan(token) in commands where awaitingCall.remove(token) != nil && token != answering {
+            guard let client = hooksByClient.first(where: { $0.value.contains(token) })?.key else { continue }
+            log.info("the call is over: interruption \(token) begins")
+            outbox.send(ControlEvent(event: .began, token: token.rawValue), to: client)
+        }
     }
 
     private func claim(_ request: ControlRequest, from client: ControlServer.ClientID) -> ControlReply {
@@ -175,6 +199,7 @@ final class ControlIntake {
         players.endClaim(of: client)
         guard let tokens = hooksByClient.removeValue(forKey: client) else { return }
         for token in tokens.sorted() {
+            awaitingCall.remove(token)
             log.info("control client gone: ending its interruption \(token)")
             feed(.interruptionEnded(token: token))
         }

@@ -126,7 +126,8 @@ enum PropertyDriver {
            !target.isHook {
             let app = target.app
             let end = now + 10
-            var actions: [PropertyAction] = []
+            // Hooks that wait for a call to end are released too (withdrawn), before the call ends.
+            var actions: [PropertyAction] = engine.callWait.waiting.map { .event(.interruptionEnded(token: $0.token)) }
             for stream in engine.streams.values where stream.isLive {
                 if stream.isHook { actions.append(.event(.interruptionEnded(token: stream.id))) }
                 else if stream.app != app { actions.append(.event(.streamEnded(stream.id))) }

@@ -284,7 +284,7 @@ struct PropertyGenerator {
             outputs[id] = nil
         case let .streamMoved(id, output):
             if live[id] != nil { location[id] = output }
-        case let .interruptionBegan(token, _, _):
+        case let .interruptionBegan(token, _, _), let .interruptionAfterCall(token, _, _):
             if !hooks.contains(token) { hooks.append(token) }
         case let .interruptionEnded(token):
             hooks.removeAll { $0 == token }
@@ -405,8 +405,10 @@ struct PropertyGenerator {
         case 27..<33:
             let policy = PropertyPolicies.all[policyIndex].policy
             let names = policy.classes.keys.sorted() + ["alarm"]
-            event = .interruptionBegan(token: rng.pick(PropertyPool.hooks), className: rng.pick(names),
-                                       rng.pick(PropertyPool.hookApps))
+            let (token, className, app) = (rng.pick(PropertyPool.hooks), rng.pick(names), rng.pick(PropertyPool.hookApps))
+            // A quarter wait for the call to end (interrupt --wait-for-call).
+            event = rng.chance(0.25) ? .interruptionAfterCall(token: token, className: className, app)
+                : .interruptionBegan(token: token, className: className, app)
         case 33..<37:
             event = .interruptionEnded(token: hooks.isEmpty ? rng.pick(PropertyPool.hooks) : rng.pick(hooks))
         case 37..<39:

@@ -82,9 +82,12 @@ final class RealApp {
         try handle.close()
     }
 
-    /// speech-dispatcher saying each phrase, `gap` seconds apart.
-    static func speak(_ phrases: [String], gap: Double = 2) throws -> RealApp {
-        try RealApp("spd-say", ["speak", "--gap", String(gap)] + phrases)
+    /// speech-dispatcher saying each phrase, `gap` seconds apart; with `wrapper`, run as its command
+    /// (`audio-policyd interrupt … --`).
+    static func speak(_ phrases: [String], gap: Double = 2, under wrapper: [String] = []) throws -> RealApp {
+        guard !wrapper.isEmpty else { return try RealApp("spd-say", ["speak", "--gap", String(gap)] + phrases) }
+        return try RealApp("spd-say under \(wrapper[0])",
+                           command: wrapper + [launchers.appendingPathComponent("speak").path, "--gap", String(gap)] + phrases)
     }
 
     /// An event sound through libcanberra's pulse backend.
