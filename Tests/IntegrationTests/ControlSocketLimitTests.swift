@@ -1,3 +1,4 @@
+import ControlProtocol
 import Foundation
 import Testing
 import TestRequirements
@@ -66,6 +67,8 @@ final class ControlSocketLimitTests {
     func senderThatNeverReads() throws {
         let daemon = try session.startDaemon()
         let greedy = try ControlConnection(path: daemon.socketPath, timeout: 20)
+        // One reply first, for its size.
+        let replyBytes = try greedy.request(#"{"id":1,"op":"status"}"#).utf8.count + 1
         // Far more replies than the socket buffers hold: the old server blocked in write(2) here.
         var sent = 0
         let request = Array(#"{"id":1,"op":"status"}"#.utf8) + [UInt8(ascii: "\n")]
@@ -73,7 +76,10 @@ final class ControlSocketLimitTests {
         while Date() < until, sent < 20_000 {
             if greedy.sendNow(request) == request.count { sent += 1 } else { Thread.sleep(forTimeInterval: 0.01) }
         }
-        #expect(sent > 1_000, "only \(sent) requests could be sent")
+        // Counted in bytes owed, not requests: how many requests the buffers take depends on the size of
+        // a status reply (the policy's files and settings made it grow, and a fixed 1,000 stopped holding).
+        let owed = sent * replyBytes
+        #expect(owed > 4 * ControlServer.readPause, "only \(sent) requests of \(replyBytes)-byte replies (\(owed) bytes) could be sent")
         for _ in 0..<5 {
             let start = ContinuousClock.now
             _ = try ControlConnection(path: daemon.socketPath, timeout: 2).request(#"{"id":1,"op":"status"}"#)
