@@ -2,6 +2,7 @@ import AudioPolicy
 import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
+import Fuzzing
 #endif
 import Testing
 import TestRequirements
@@ -216,21 +217,10 @@ struct TimelineTests {
         #expect(!FileManager.default.fileExists(atPath: output))
     }
 
-    static func cli(_ arguments: [String]) throws -> CheckCommandFuzzTests.Run {
+    static func cli(_ arguments: [String]) throws -> CommandOutcome {
         let binary = CheckCommandFuzzTests.binary
         try #require(FileManager.default.isExecutableFile(atPath: binary), "no audio-policyd at \(binary)")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return .init(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                     stderr: String(decoding: stderr, as: UTF8.self))
+        return try CommandOutcome.run(binary, arguments)
     }
 }
 

@@ -1,6 +1,7 @@
 import AudioPolicy
 import ControlProtocol
 import Foundation
+import Fuzzing
 import Glibc
 import Testing
 
@@ -102,26 +103,7 @@ extension DaemonTests {
 
 /// `audio-policyd` run to its end with XDG_CONFIG_HOME set, for the commands that load the policy in force.
 enum PolicyCommand {
-    struct Result { var status: Int32; var stdout: String; var stderr: String }
-
-    static func run(_ arguments: [String], config: URL) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestEnvironment.daemonBinary)
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["XDG_CONFIG_HOME"] = config.path
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stderrRead = DispatchGroup()
-        nonisolated(unsafe) var stderr = Data()
-        DispatchQueue.global().async(group: stderrRead) { stderr = err.fileHandleForReading.readDataToEndOfFile() }
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        stderrRead.wait()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                      stderr: String(decoding: stderr, as: UTF8.self))
+    static func run(_ arguments: [String], config: URL) throws -> CommandOutcome {
+        try CommandOutcome.run(TestEnvironment.daemonBinary, arguments, environment: ["XDG_CONFIG_HOME": config.path])
     }
 }

@@ -19,15 +19,20 @@ extension MPRISTests {
     /// music's own volume and its level in the sink's monitor.
     func musicUnderDaemon(policy: String? = nil) throws -> (DaemonProcess, MPV, Volume, Double) {
         let daemon = try startDaemon(policy: policy)
+        let (mpv, own, level) = try music(under: daemon)
+        return (daemon, mpv, own, level)
+    }
+
+    /// Music from mpv (MPRIS) under `daemon`, owning Now Playing and past its grace; its own volume and its
+    /// level in the sink's monitor.
+    func music(under daemon: DaemonProcess) throws -> (MPV, Volume, Double) {
         let mpv = try startMPV()
         try awaitNowPlaying(mpv, daemon, timeout: 10)
         // mpv's own stream passes its grace (its meter closes): the daemon leaves it alone from now on.
         try awaitStatus(daemon, "mpv's stream to be measured no more", timeout: 10) { status in
             status.streams.contains { $0.index == mpv.index && $0.measured == false }
         }
-        let own = try mpv.stream().volume
-        let level = try record().level(Tone.musicBand)
-        return (daemon, mpv, own, level)
+        return (mpv, try mpv.stream().volume, try record().level(Tone.musicBand))
     }
 
     /// Waits until mpv's stream is back at exactly its own volume, unmuted.
@@ -136,30 +141,15 @@ extension MPRISTests {
             return status == "Stopped" || status == "Paused" ? .done(()) : .waiting(status)
         }
         // The user's music, in mpv: it takes Now Playing and outlives its grace.
-        let mpv = try startMPV()
-        try awaitNowPlaying(mpv, daemon, timeout: 10)
-        try awaitStatus(daemon, "mpv's stream to be measured no more", timeout: 10) { status in
-            status.streams.contains { $0.index == mpv.index && $0.measured == false }
-        }
-        let own = try mpv.stream().volume
-        let before = try record().level(Tone.musicBand)
+        let (mpv, own, before) = try music(under: daemon)
         #expect(try Self.players().contains(player), "the song's player left the bus: the test shows nothing")
 
         // A web game in a new window of the same browser: its sound is the browser's, whose player is Stopped.
         var known = Set(try SoundServer.streams().map(\.index))
         try browser.open("soundtrack?hz=\(Tone.game.frequency)")
         let game = try browser.awaitStream(changes: changes, excluding: known, Self.isChromium)
-        try awaitClass(daemon, game.index, "ambient")
-        try awaitHeard(Tone.gameBand, "the web game's soundtrack")
-        try expectStays(mpv, "Playing", for: 3, "a web game must not pause the music, whatever player its browser kept")
-        let during = try record()
-        let music = try during.level(Tone.musicBand)
-        #expect(abs(music - before) < 0.5, "music at \(before) dB before the game, \(music) dB under it")
-        let now = try mpv.stream()
-        #expect(DaemonTests.matches(now.volume, own) && !now.muted, "the music was changed: \(now)")
-        let status = try daemon.status()
-        #expect(status.nowPlaying?.player == mpv.busName, "Now Playing went to \(status.nowPlaying?.application ?? "nobody")")
-        #expect(status.streams.first { $0.index == game.index }?.class == "ambient", "\(DaemonTests.describe(status))")
+        try expectMixes(game, with: mpv, own: own, before: before, daemon,
+                        "a web game must not pause the music, whatever player its browser kept")
 
         // Control: a second song in a new window of that browser says Playing with its player: media.
         known = Set(try SoundServer.streams().map(\.index))
@@ -221,17 +211,13 @@ extension MPRISTests {
         try expectStays(mpv, "Paused", for: 3, "another app's media paused it for good")
     }
 
-    /// The WebAudio soundtrack at 1000 Hz (outside the music's band, so the music is measured under it):
-    /// no media session, no MPRIS player, so the page is `ambient` and plays along with the music.
-    private func webGameMixesWithMusic(_ browserName: String,
-                                       _ matches: @escaping ([String: String]) -> Bool) throws {
-        let (daemon, mpv, own, before) = try musicUnderDaemon()
-        let browser = try RealApp.browser(browserName, page: "soundtrack?hz=\(Tone.game.frequency)")
-        let track = try browser.awaitStream(changes: changes, matches)
-        try awaitClass(daemon, track.index, "ambient")
+    /// A web game's soundtrack (`Tone.game`) from `game` is ambient, heard, and plays along with the music:
+    /// for twice a primary's grace the music plays on at its own volume and level, and owns Now Playing.
+    func expectMixes(_ game: ServerStream, with mpv: MPV, own: Volume, before: Double, _ daemon: DaemonProcess,
+                     _ why: String) throws {
+        try awaitClass(daemon, game.index, "ambient")
         try awaitHeard(Tone.gameBand, "the page's soundtrack")
-        // Heard for twice a primary's grace: the music still plays, at its own volume, and owns Now Playing.
-        try expectStays(mpv, "Playing", for: 3, "a web game must not pause the music")
+        try expectStays(mpv, "Playing", for: 3, why)
         let during = try record()
         let music = try during.level(Tone.musicBand)
         #expect(abs(music - before) < 0.5, "music at \(before) dB before the page, \(music) dB under its soundtrack")
@@ -240,7 +226,17 @@ extension MPRISTests {
         #expect(DaemonTests.matches(now.volume, own) && !now.muted, "the music was changed: \(now)")
         let status = try daemon.status()
         #expect(status.nowPlaying?.player == mpv.busName, "Now Playing went to \(status.nowPlaying?.application ?? "nobody")")
-        #expect(status.streams.first { $0.index == track.index }?.class == "ambient", "\(DaemonTests.describe(status))")
+        #expect(status.streams.first { $0.index == game.index }?.class == "ambient", "\(DaemonTests.describe(status))")
+    }
+
+    /// The WebAudio soundtrack at 1000 Hz (outside the music's band, so the music is measured under it):
+    /// no media session, no MPRIS player, so the page is `ambient` and plays along with the music.
+    private func webGameMixesWithMusic(_ browserName: String,
+                                       _ matches: @escaping ([String: String]) -> Bool) throws {
+        let (daemon, mpv, own, before) = try musicUnderDaemon()
+        let browser = try RealApp.browser(browserName, page: "soundtrack?hz=\(Tone.game.frequency)")
+        let track = try browser.awaitStream(changes: changes, matches)
+        try expectMixes(track, with: mpv, own: own, before: before, daemon, "a web game must not pause the music")
         let players = try Self.players()
         #expect(!players.contains { $0.hasPrefix(browserName) }, "the page has a media player after all: \(players)")
         browser.stop()
@@ -259,6 +255,50 @@ extension MPRISTests {
         #expect(try daemon.status().nowPlaying?.player == mpv.busName, "a call never takes Now Playing")
         browser.stop()
         try mpv.awaitStatus("Playing", timeout: 10)
+        try awaitMusicRestored(mpv, to: own)
+    }
+
+    /// The band the call page's far end (660 Hz) is heard in.
+    static let callBand = 620...700
+
+    @Test("Chromium: with the calls-duck drop-in, a web call whose far end speaks in bursts (2 s, then 2 s of silence) ducks the music while it is heard and gives it back within 1 s of each pause, never pausing it (control: the default policy pauses it for the call)",
+          .needs(RealApp.missing), arguments: [true, false])
+    func browserCallDucksWithTheDropIn(dropIn: Bool) throws {
+        let policy = dropIn ? TestEnvironment.packageRoot.appendingPathComponent("policies/calls-duck.toml").path : nil
+        let (daemon, mpv, own, before) = try musicUnderDaemon(policy: policy)
+        let browser = try RealApp.browser("chromium", page: "call?bursts")
+        let call = try browser.awaitStream(changes: changes, Self.isChromium)
+        try awaitStatus(daemon, "Chromium's playback to be a call", timeout: 20) { status in
+            status.streams.contains { $0.index == call.index && $0.class == "call" }
+        }
+        guard dropIn else {
+            try awaitPlayer(mpv, "Paused", timeout: 10, daemon)
+            browser.stop()
+            try mpv.awaitStatus("Playing", timeout: 10)
+            return
+        }
+        // Two bursts and two pauses, in 100 ms windows: the far end, and the music under it.
+        let recording = try record(seconds: 8.5)
+        let voice = try recording.levels(Self.callBand, every: 0.1)
+        let music = try recording.levels(Tone.musicBand, every: 0.1)
+        let heard = voice.map { $0 > -30 }
+        let shown = zip(voice, music).enumerated().map { "\($0.offset * 100) ms: voice \(Int($0.element.0)) music \(Int($0.element.1))" }
+        #expect(heard.filter { $0 }.count >= 15 && heard.filter { !$0 }.count >= 15,
+                "the recording holds no burst and pause: \(shown)")
+        var pauses = 0
+        for index in heard.indices.dropFirst() where heard[index - 1] && !heard[index] {
+            pauses += 1
+            let back = music[index...].firstIndex { abs($0 - before) < 1 }
+            #expect(back.map { $0 - index <= 10 } == true,
+                    "the music was not back within 1 s of the pause at \(index * 100) ms: \(shown)")
+        }
+        #expect(pauses >= 1, "\(shown)")
+        // Heard for 500 ms and more (the meter's verdict, then the 200 ms duck): ducked by about the drop-in's 20 dB.
+        for index in heard.indices.dropFirst(5) where heard[index - 5...index].allSatisfy({ $0 }) {
+            #expect(music[index] < before - 15, "not ducked \(index * 100) ms in: \(shown)")
+        }
+        #expect(try mpv.status() == "Playing", "the call paused the music")
+        browser.stop()
         try awaitMusicRestored(mpv, to: own)
     }
 

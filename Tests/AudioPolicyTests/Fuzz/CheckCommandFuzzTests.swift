@@ -23,26 +23,8 @@ struct CheckCommandFuzzTests {
         return FuzzCorpus.root.appendingPathComponent(".build/debug/audio-policyd").path
     }()
 
-    struct Run { var status: Int32; var stdout: String; var stderr: String }
-
-    static func check(_ paths: [String]) throws -> Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["check"] + paths
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // Both pipes are drained at once: a file with many errors fills stderr's pipe (64 KiB) while
-        // stdout is still open, and reading one to its end first would wait on the other forever.
-        let stderrRead = DispatchGroup()
-        nonisolated(unsafe) var stderr = Data()
-        DispatchQueue.global().async(group: stderrRead) { stderr = err.fileHandleForReading.readDataToEndOfFile() }
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        stderrRead.wait()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                   stderr: String(decoding: stderr, as: UTF8.self))
+    static func check(_ paths: [String]) throws -> CommandOutcome {
+        try CommandOutcome.run(binary, ["check"] + paths)
     }
 
     /// Bad policies: handwritten ones, then fuzzed ones the loader rejects (by seed).

@@ -139,6 +139,18 @@ final class Recording {
         return try Self.rmsLevel(in: stats)
     }
 
+    /// The level of `band` (as ``level(_:)``) in each `window` seconds of the recording, lead and tail cut
+    /// off: how it went over time.
+    func levels(_ band: ClosedRange<Int>, every window: Double) throws -> [Double] {
+        let count = Int(((seconds - Levels.tail) / window).rounded(.down))
+        return try (0..<count).map { index in
+            let stats = try run("sh", "-c", "sox -t raw -r \(Levels.rate) -e floating-point -b 32 -c \(Levels.channels) "
+                + "'\(file.path)' -n sinc -t 50 \(band.lowerBound)-\(band.upperBound) "
+                + "trim \(Levels.lead + Double(index) * window) \(window) stats 2>&1")
+            return try Self.rmsLevel(in: stats)
+        }
+    }
+
     static func rmsLevel(in stats: String) throws -> Double {
         guard let line = stats.split(separator: "\n").first(where: { $0.hasPrefix("RMS lev dB") }),
               let first = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(3).first else {
