@@ -51,11 +51,11 @@ let package = Package(
         .target(name: "EventLoop", dependencies: ["CMainLoop", "CPulse"], swiftSettings: essentials),
         // The sound server through libpulse: stream snapshots in, volume/mute/stream-restore writes out, peak meters;
         // the saved levels' bookkeeping and repairs (StreamRestore), which only this backend has.
-        .target(name: "SoundServer", dependencies: ["CPulse", "EventLoop", .product(name: "Logging", package: "swift-log")],
+        .target(name: "SoundServer", dependencies: ["AudioPolicy", "CPulse", "EventLoop", .product(name: "Logging", package: "swift-log")],
                 swiftSettings: essentials),
         // No sound server: the daemon's side of the ALSA plugin (Sources/CAudioPolicyALSAPlugin), one
         // connection per client PCM on a socket of its own, as a StreamServer.
-        .target(name: "ALSABackend", dependencies: ["SoundServer", "EventLoop", "FoundationGaps"],
+        .target(name: "ALSABackend", dependencies: ["AudioPolicy", "SoundServer", "EventLoop", "FoundationGaps"],
                 swiftSettings: essentials),
         // The D-Bus session bus on the event loop: MPRIS players followed, our own Now Playing player served.
         .target(name: "SessionBus", dependencies: ["CDBus", "EventLoop", "FoundationGaps"], swiftSettings: essentials),

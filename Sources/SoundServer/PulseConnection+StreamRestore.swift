@@ -1,3 +1,4 @@
+import AudioPolicy
 import CPulse
 
 // The server's stream-restore database, through the ext-stream-restore

@@ -1,3 +1,4 @@
+import AudioPolicy
 import CPulse
 import EventLoop
 
@@ -216,8 +217,9 @@ extension PulseConnection {
                 stream.levelChange = .none
             } else {
                 var writes = tracker.ownWrites[index] ?? OwnWrites()
-                (stream.levelChange, stream.theirVolume, stream.theirMute) = writes.classifyEach(
-                    previous: previous, current: stream, now: MainLoop.monotonicMicroseconds())
+                (stream.levelChange, stream.theirVolume, stream.theirMute) = writes.classify(
+                    previous: (previous.volume, previous.muted), current: (stream.volume, stream.muted),
+                    now: MainLoop.monotonicMicroseconds())
                 tracker.ownWrites[index] = writes.isEmpty ? nil : writes
             }
             record.delivered = stream

@@ -1,3 +1,4 @@
+import AudioPolicy
 import CPulse
 
 /// A snapshot of one playback stream (a PulseAudio sink input), copied out
@@ -8,16 +9,8 @@ import CPulse
 /// example, puts `pipewire.access.portal.app_id` and the `pipewire.sec.*`
 /// keys on the client alone.
 public struct SinkInput: Equatable, Sendable {
-    /// Who changed volume or mute, relative to the previous snapshot
-    /// delivered for the same stream.
-    public enum LevelChange: Equatable, Sendable {
-        /// Volume (to one raw unit) and mute are as before.
-        case none
-        /// Every change is the echo of a `setVolume`/`setMute` we sent.
-        case ours
-        /// Something else changed volume or mute: the user, a mixer, the app.
-        case theirs
-    }
+    /// Who changed volume or mute, relative to the previous snapshot delivered for the same stream.
+    public typealias LevelChange = AudioPolicy.LevelChange
 
     // MARK: - What the server says
 

@@ -1,3 +1,4 @@
+import AudioPolicy
 import CPulse
 
 /// One saved entry of the server's stream-restore database: the volume,

@@ -1,3 +1,5 @@
+import AudioPolicy
+
 /// A sound server's playback and capture streams, as the daemon sees them: what it hears and what it writes.
 ///
 /// The one backend protocol: ``PulseConnection`` (PulseAudio, pipewire-pulse) and ``ALSAPluginServer`` (the

@@ -1,3 +1,4 @@
+import AudioPolicy
 import EventLoop
 
 /// What a ``PulseConnection`` remembers between subscription events to turn

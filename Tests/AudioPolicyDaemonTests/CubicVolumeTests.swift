@@ -1,5 +1,5 @@
+@testable import AudioPolicy
 import CPulse
-@testable import SoundServer
 import Testing
 
 /// The cubic volume scale computed in Swift equals libpulse's own, bit for bit: the daemon scales every

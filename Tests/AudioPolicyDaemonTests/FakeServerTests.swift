@@ -1,3 +1,4 @@
+import AudioPolicy
 @testable import AudioPolicyDaemon
 import Foundation
 import SoundServer
@@ -242,7 +243,7 @@ struct FakeServerTests {
         _ = first
     }
 
-    @Test("the server goes away mid-duck and the music comes back at the saved duck: repaired to the user's level (control: not a level the user saved meanwhile)",
+    @Test("the server goes away mid-duck and the music comes back at the saved duck: repaired to the user's level (control: a level the user saved meanwhile is kept, stream and entry)",
           arguments: [false, true])
     func serverRestartMidDuck(userSavesALevelMeanwhile: Bool) throws {
         let music = server.addStream(role: "music", application: "Music", volume: Self.own)
@@ -270,10 +271,12 @@ struct FakeServerTests {
         } else {
             #expect(daemon.run(until: { volume(again)?.values == Self.own }), "not repaired: \(String(describing: volume(again)))")
         }
-        // The gone stream's saved entry is repaired from the journal either way.
-        #expect(daemon.run(until: { server.saved[Self.musicKey]?.volume?.values == Self.own }),
-                "saved entry \(String(describing: server.saved[Self.musicKey]))")
+        // The gone stream's saved entry is repaired from the journal: to the user's own level over our duck,
+        // and kept at a level the user saved meanwhile (no copy of the own level scaled down).
+        let expected = userSavesALevelMeanwhile ? users.values : Self.own
         #expect(daemon.run(until: { daemon.journal.isEmpty }), "the journal kept \(daemon.journal)")
+        #expect(daemon.run(until: { server.saved[Self.musicKey]?.volume?.values == expected }),
+                "saved entry \(String(describing: server.saved[Self.musicKey]))")
     }
 
     @Test("the music quits while ducked: its saved entry, written at the duck, is repaired to the user's level")

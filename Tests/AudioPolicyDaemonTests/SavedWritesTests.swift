@@ -1,3 +1,4 @@
+import AudioPolicy
 @testable import AudioPolicyDaemon
 import Foundation
 @testable import SoundServer

@@ -1,3 +1,4 @@
+import AudioPolicy
 import EventLoop
 import Foundation
 import SoundServer
@@ -272,7 +273,7 @@ final class PulseConnectionTests {
 
     /// The next stream announced; unless `pendingVolume`, as it is once its volume is known (pipewire-pulse
     /// announces a new stream before it knows its volume).
-    private func awaitAdded(pendingVolume: Bool = false, sourceLocation: SourceLocation = #_sourceLocation) throws
+    private func awaitAdded(pendingVolume: Bool = false, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws
         -> SinkInput {
         let count = added.count
         try #require(runLoop(until: { self.added.count > count }), "no stream announced", sourceLocation: sourceLocation)
@@ -284,7 +285,7 @@ final class PulseConnectionTests {
     }
 
     private func awaitChange(
-        of index: UInt32, sourceLocation: SourceLocation = #_sourceLocation,
+        of index: UInt32, sourceLocation: Testing.SourceLocation = #_sourceLocation,
         where matches: @escaping (SinkInput) -> Bool
     ) throws -> SinkInput {
         var seen = changed.count

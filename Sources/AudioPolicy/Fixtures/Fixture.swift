@@ -15,6 +15,9 @@ public struct Fixture: Sendable {
     /// says so (false: what a recording and the property tests write, since they carry every report).
     /// A player that has not reported Paused within the policy's `pause-timeout` is muted instead.
     public var playersObeyPause: Bool
+    /// A levels fixture's scenario (a top-level `server` key): it is played by ``LevelsRehearsal``, not
+    /// the engine, and ``steps`` is empty.
+    public var levels: LevelsScenario?
 
     public init(file: String, description: String?, policyPath: String?, steps: [FixtureStep],
                 playersObeyPause: Bool = true) {

@@ -37,6 +37,7 @@ import TOMLKit
 public enum FixtureLoader {
     public static func load(text: String, file: String) throws(LocatedErrors) -> Fixture {
         let (root, reader) = try TOMLReader.parse(text: text, file: file)
+        if root["server"] != nil { return try LevelsFixtureLoader.load(root, reader, file: file) }
         reader.checkKeys(root, at: .root, allowed: ["description", "policy", "players-obey-pause", "event", "expect"],
                          in: "the fixture")
         let description = reader.string(root, "description", at: .root)

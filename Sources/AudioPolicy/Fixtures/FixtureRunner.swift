@@ -66,6 +66,7 @@ public struct FixtureRunner: Sendable {
     /// handles and every expectation it checks: one replay for both the verdict and a picture of it
     /// (``Timeline``), so the two cannot disagree.
     public func run(_ fixture: Fixture, policy: Policy, observe: (Engine, Moment) -> Void) -> Result {
+        if let levels = fixture.levels { return Result(fixture: fixture, failures: LevelsRehearsal.run(levels)) }
         var engine = Engine(policy: policy)
         var outcomes: [Outcome] = []
         var now: Milliseconds = 0

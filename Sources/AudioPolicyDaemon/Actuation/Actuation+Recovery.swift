@@ -21,6 +21,8 @@ extension Actuation {
         // Streams that started while no daemon ran may have been given its ducks.
         restore?.recovered(entries.map(\.written))
         restore?.rememberSettled(entries.map(\.written))
+        // A server that restarted may have brought back a level some run's ducks settled at.
+        restore?.repairSettledEntries()
         guard !entries.isEmpty, let server else {
             completion()
             return inputs
@@ -35,24 +37,27 @@ extension Actuation {
             }
             var input = restored[position]
             let name = "stream \(entry.sinkInput) (\(entry.application ?? "?"))"
-            if entry.policyMuted, input.muted, entry.heldForLoss == true {
+            let step = RecoveryStep.of(entry.written, heldForLoss: entry.heldForLoss == true, volume: input.volume,
+                                       muted: input.muted, writable: input.hasVolume && input.volumeWritable)
+            if step.held {
                 // Its output went away and the user has not acted: unmuted, it would play on the speakers.
                 // Its level comes back under the mute, and the engine holds it on (``streamAppeared(_:)``).
                 recoveredHolds.insert(input.index)
                 outcome.append("\(name) kept muted (its output went away; held until the user acts)")
-            } else if entry.policyMuted, input.muted {
+            } else if step.unmute {
                 server.setMute(index: input.index, muted: false)
+                restore?.recoveryUnmuted(input)
                 input.muted = false
                 outcome.append("\(name) unmuted")
             }
-            if input.hasVolume, input.volumeWritable, !input.volume.matches(entry.ownVolume) {
-                if entry.isScaledDown(input.volume) {
-                    server.setVolume(index: input.index, volumes: entry.ownVolume)
-                    outcome.append("\(name) volume \(input.volume) -> \(entry.ownVolume)")
-                    input.volume = entry.ownVolume
-                } else {
-                    outcome.append("\(name) left at \(input.volume) (set by someone else since)")
-                }
+            if let own = step.restore {
+                server.setVolume(index: input.index, volumes: own)
+                // A write like any other: a stream that ends a moment later gets its entry repaired.
+                restore?.wroteOwnLevel(to: input, heldMuted: step.held)
+                outcome.append("\(name) volume \(input.volume) -> \(own)")
+                input.volume = own
+            } else if step.leftAlone {
+                outcome.append("\(name) left at \(input.volume) (set by someone else since)")
             }
             for player in entry.pausedPlayers {
                 // As after a clean stop: never resumed behind the user's back (a call may still be on).
@@ -85,5 +90,13 @@ extension Actuation {
             repairSaved(repairable) { connection in finish(connection) }
         }
         return restored
+    }
+}
+
+extension Actuation {
+    /// The streams present at a connection were heard of, after recovery: what recovery unmuted is the
+    /// user's for the streams that start from now on (``LevelOwnership/streamsJudged()``).
+    func streamsJudged() {
+        restore?.streamsJudged()
     }
 }

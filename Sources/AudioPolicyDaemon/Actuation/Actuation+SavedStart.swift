@@ -43,11 +43,15 @@ extension Actuation {
     /// level (and unmuted, if only our saved mute muted it).
     func correctSavedStart(_ index: UInt32, mutedByUs: Bool) {
         guard let live = streams[index], let server else { return }
-        if live.factor == 1, ramps.running[index] == nil, live.input.volumeWritable,
-           !live.input.volume.matches(live.ownVolume) {
+        let correction = SavedStartCorrection.of(
+            StartOrigin(own: live.ownVolume, mutedByUs: mutedByUs), volume: live.input.volume, own: live.ownVolume,
+            untouched: live.factor == 1 && ramps.running[index] == nil, writable: live.input.volumeWritable,
+            policyMuted: live.policyMuted)
+        if correction.writeOwn {
             server.setVolume(index: index, volumes: live.ownVolume)
+            restore?.wroteOwnLevel(to: live.input, heldMuted: false)
         }
-        if mutedByUs, !live.policyMuted {
+        if correction.unmute {
             writeMute(index, false)
             // Not the user's mute, whatever the snapshot says until the unmute's echo (see `.unmute`).
             update(index) { $0.input.muted = false }

@@ -1,3 +1,4 @@
+import AudioPolicy
 import SoundServer
 
 /// The shell's record of one sink input: the server's latest snapshot, the user's own volume (what

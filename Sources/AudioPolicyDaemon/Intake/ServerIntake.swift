@@ -124,6 +124,7 @@ final class ServerIntake {
         for input in inputs.sorted(by: { $0.index < $1.index }) {
             if actuation.knows(input.index) { streamChanged(input) } else { streamAdded(input) }
         }
+        actuation.streamsJudged()
     }
 
     // MARK: - Sink inputs

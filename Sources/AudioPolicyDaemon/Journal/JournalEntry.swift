@@ -1,3 +1,4 @@
+import AudioPolicy
 import SoundServer
 
 /// What the daemon changed on one stream, written down *before* it changed it: enough to put the

@@ -1,3 +1,4 @@
+import AudioPolicy
 import FoundationEssentials
 import FoundationGaps
 import Glibc

@@ -1,3 +1,4 @@
+import AudioPolicy
 import AudioPolicyDaemon
 import EventLoop
 import SoundServer

@@ -1,3 +1,4 @@
+import AudioPolicy
 import SoundServer
 /// What the user chose, as the soak remembers it: each live stream's own level (the volume its app
 /// asked for, or the user's last change) and mute, and for each stream-restore key every level the

@@ -1,3 +1,4 @@
+import AudioPolicy
 import EventLoop
 import SoundServer
 /// The user's mixer in the soak: a libpulse connection of its own, as pavucontrol has, through which

@@ -1,3 +1,4 @@
+import AudioPolicy
 import EventLoop
 import SoundServer
 

@@ -8,39 +8,36 @@
 /// when its volume matches any write still pending (±1 raw unit per
 /// channel); that write and all earlier ones are then settled. Writes older
 /// than ``window`` are forgotten: an echo arrives within milliseconds.
-struct OwnWrites {
+public struct OwnWrites: Sendable {
     /// How long a write may wait for its echo.
-    static let window: UInt64 = 2_000_000
+    public static let window: UInt64 = 2_000_000
     /// At most this many writes of each kind are remembered (a 500 ms ramp
     /// at 50 Hz sends 25).
-    static let capacity = 64
+    public static let capacity = 64
 
     private var volumes: [(value: ChannelVolumes, at: UInt64)] = []
     private var mutes: [(value: Bool, at: UInt64)] = []
 
-    var isEmpty: Bool { volumes.isEmpty && mutes.isEmpty }
+    public init() {}
 
-    mutating func recordVolume(_ volume: ChannelVolumes, at now: UInt64) {
+    public var isEmpty: Bool { volumes.isEmpty && mutes.isEmpty }
+
+    public mutating func recordVolume(_ volume: ChannelVolumes, at now: UInt64) {
         volumes.append((volume, now))
         if volumes.count > Self.capacity { volumes.removeFirst(volumes.count - Self.capacity) }
     }
 
-    mutating func recordMute(_ muted: Bool, at now: UInt64) {
+    public mutating func recordMute(_ muted: Bool, at now: UInt64) {
         mutes.append((muted, now))
         if mutes.count > Self.capacity { mutes.removeFirst(mutes.count - Self.capacity) }
     }
 
-    /// Who changed volume or mute between `previous` and `current`, settling
-    /// the writes that `current` echoes. `.theirs` if either change is not an
-    /// echo.
-    mutating func classify(previous: SinkInput, current: SinkInput, now: UInt64) -> SinkInput.LevelChange {
-        classifyEach(previous: previous, current: current, now: now).change
-    }
-
-    /// ``classify(previous:current:now:)``, field by field: whether the volume, and whether the mute,
-    /// changed at someone else's hand (changed since `previous`, and no echo of ours).
-    mutating func classifyEach(previous: SinkInput, current: SinkInput, now: UInt64)
-        -> (change: SinkInput.LevelChange, theirVolume: Bool, theirMute: Bool) {
+    /// Who changed volume or mute between `previous` and `current`, settling the writes that `current`
+    /// echoes: field by field, whether the volume, and whether the mute, changed at someone else's hand
+    /// (changed since `previous`, and no echo of ours); `.theirs` if either change is not an echo.
+    public mutating func classify(previous: (volume: ChannelVolumes, muted: Bool),
+                                  current: (volume: ChannelVolumes, muted: Bool), now: UInt64)
+        -> (change: LevelChange, theirVolume: Bool, theirMute: Bool) {
         forget(before: now > Self.window ? now - Self.window : 0)
         let volumeChanged = !current.volume.matches(previous.volume)
         let muteChanged = current.muted != previous.muted

@@ -16,10 +16,10 @@
 /// end, on another stream of its key). The mute is ours when our mute is the newest one a stream of
 /// the key was given (found by the soak: our mute taken for the user's was journaled and written back
 /// as the key's entry; the user's mute under our duck was taken for a duck-free level).
-struct SavedWrites {
-    typealias Origin = StreamRestore.Origin
+public struct SavedWrites: Sendable {
+    public typealias Origin = StartOrigin
 
-    private struct Write {
+    private struct Write: Sendable {
         /// What we wrote.
         var volume: ChannelVolumes
         /// The stream's own level at the time: what the key's entry should hold.
@@ -27,10 +27,10 @@ struct SavedWrites {
     }
 
     /// The most writes remembered per key: a whole 300 ms ramp at 15 ms steps and then some.
-    static let capacity = 48
+    public static let capacity = 48
     /// The most settled ducks remembered per key, and keys remembered (``settledDucks``).
-    static let settledCapacity = 16
-    static let settledKeyCapacity = 64
+    public static let settledCapacity = 16
+    public static let settledKeyCapacity = 64
 
     private var writes: [String: [Write]] = [:]
     /// An earlier run's changed streams, by key: its ramps passed through every step below their own
@@ -50,7 +50,9 @@ struct SavedWrites {
 
     /// A volume written to a stream of `key` whose own level is `own` (a restore to `own` itself is
     /// no level of ours).
-    mutating func wrote(_ volume: ChannelVolumes, key: String?, own: ChannelVolumes) {
+    public init() {}
+
+    public mutating func wrote(_ volume: ChannelVolumes, key: String?, own: ChannelVolumes) {
         guard let key, !own.values.isEmpty, !volume.matches(own) else { return }
         var list = writes[key, default: []]
         list.removeAll { $0.volume.matches(volume) }
@@ -60,13 +62,13 @@ struct SavedWrites {
     }
 
     /// We muted (or unmuted) a stream of `key`: the server saves that as the key's mute.
-    mutating func wroteMute(_ muted: Bool, key: String?) {
+    public mutating func wroteMute(_ muted: Bool, key: String?) {
         guard let key else { return }
         if muted { mutedKeys.insert(key) } else { mutedKeys.remove(key) }
     }
 
     /// Someone else muted or unmuted a stream of `key`: the key's saved mute is theirs now.
-    mutating func theyMuted(key: String?) {
+    public mutating func theyMuted(key: String?) {
         guard let key else { return }
         mutedKeys.remove(key)
         earlierMutes[key] = nil
@@ -75,7 +77,7 @@ struct SavedWrites {
     /// The server saved a stream's mute as `key`'s again, with a change of its level: the mute is ours
     /// when the policy holds that stream muted, else the stream's own. Returns whether that changed
     /// whose the key's saved mute is.
-    mutating func mutesSaved(ours: Bool, key: String?) -> Bool {
+    public mutating func mutesSaved(ours: Bool, key: String?) -> Bool {
         // Called for every ramp step: with no mute of ours anywhere (the usual case) there is nothing to
         // hash or drop.
         guard let key, ours || !mutedKeys.isEmpty || !earlierMutes.isEmpty else { return false }
@@ -85,8 +87,14 @@ struct SavedWrites {
         return changed
     }
 
+    /// Whether the key's saved mute may be the policy's: this run's, or an earlier run's for streams that
+    /// started after it.
+    public func savedMuteMayBeOurs(key: String) -> Bool {
+        mutedKeys.contains(key) || earlierMutes[key] != nil
+    }
+
     /// Whether the key's saved mute is this run's mute (the newest one a stream of it was given).
-    func savedMuteIsOurs(key: String?) -> Bool {
+    public func savedMuteIsOurs(key: String?) -> Bool {
         key.map { mutedKeys.contains($0) } ?? false
     }
 
@@ -97,7 +105,7 @@ struct SavedWrites {
     /// muted it.
     /// `server` is the cookie of the server instance connected now: a mark made on another instance
     /// (the server restarted since) counts every stream of its key, whatever its index.
-    mutating func recovered(_ streams: [WrittenStream], server: UInt32? = nil) {
+    public mutating func recovered(_ streams: [WrittenStream], server: UInt32? = nil) {
         earlierMutes = [:]
         for stream in streams {
             guard let key = stream.key, let mark = stream.savedMute else { continue }
@@ -128,7 +136,7 @@ struct SavedWrites {
     /// PipeWire). Only an own level whose channels differ is remembered: a duck of a balanced level is
     /// a level apps set themselves (−20 dB of 100 % is a media element's volume 0.1). Returns whether
     /// anything new was remembered.
-    mutating func rememberSettled(_ stream: WrittenStream) -> Bool {
+    public mutating func rememberSettled(_ stream: WrittenStream) -> Bool {
         guard let key = stream.key, Self.isUnbalanced(stream.own) else { return false }
         var remembered = false
         for level in Set(stream.duckLevels).sorted() where level > 0 && level < 1 {
@@ -139,12 +147,12 @@ struct SavedWrites {
     }
 
     /// Every settled duck remembered, oldest key first: what outlives the run (``SettledDuckFile``).
-    var settledDucks: [SettledDuck] {
+    public var settledDucks: [SettledDuck] {
         settledKeys.flatMap { key in (settled[key] ?? []).map { SettledDuck(key: key, volume: $0.volume, own: $0.own) } }
     }
 
     /// Takes back what an earlier run remembered (``settledDucks``).
-    mutating func rememberSettled(_ ducks: [SettledDuck]) {
+    public mutating func rememberSettled(_ ducks: [SettledDuck]) {
         for duck in ducks { _ = rememberSettled(duck) }
     }
 
@@ -170,7 +178,7 @@ struct SavedWrites {
     /// if from us: the newest write of ours at its volume (whose `own` is the stream's real own level),
     /// and our saved mute — this run's, or an earlier run's when the stream started after it. Nil when
     /// neither is ours.
-    func origin(of volume: ChannelVolumes, muted: Bool, key: String?, index: UInt32) -> Origin? {
+    public func origin(of volume: ChannelVolumes, muted: Bool, key: String?, index: UInt32) -> Origin? {
         guard let key else { return nil }
         let mutedByUs = muted && (mutedKeys.contains(key) || earlierMutes[key].map { Int64(index) > $0 } == true)
         if let write = writes[key]?.last(where: { $0.volume.matches(volume) }) {
@@ -190,8 +198,14 @@ struct SavedWrites {
         return mutedByUs ? Origin(own: volume, mutedByUs: true) : nil
     }
 
+    /// The own level under `volume` if it is a level some run's ducks of `key` settled at
+    /// (``rememberSettled(_:)``): a saved entry at it is ours, kept by a server that restarted.
+    public func settledOwn(key: String, volume: ChannelVolumes) -> ChannelVolumes? {
+        settled[key]?.last { $0.volume.matches(volume) }?.own
+    }
+
     /// Whether the channels of `volume` differ by more than 2 % of the loudest.
-    static func isUnbalanced(_ volume: ChannelVolumes) -> Bool {
+    public static func isUnbalanced(_ volume: ChannelVolumes) -> Bool {
         guard let top = volume.values.max(), let bottom = volume.values.min(), top > 0 else { return false }
         return Double(top - bottom) > Double(top) * 0.02
     }

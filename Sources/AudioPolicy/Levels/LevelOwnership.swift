@@ -1,0 +1,260 @@
+/// Whose a stream's saved level and mute are — the user's, this run's, a dead run's — and when a saved
+/// entry needs repair: the levels stage's decisions about what a server saved, pure.
+///
+/// A backend with saved levels (PulseAudio's module-stream-restore, WirePlumber through pipewire-pulse)
+/// reports facts to it — a stream appeared with its key, level and mute; we wrote a level or a mute;
+/// someone else changed one; the stream changed or ended; an earlier run's journal — and asks it where a
+/// new stream's start came from, whether the key's saved mute is ours, and whether an ended stream's
+/// entry needs repair. Everything that depends on the server is in ``ServerSaving``; time is an input
+/// (`now`, monotonic µs), so fixtures (`Tests/Fixtures/levels/`) and property runs replay it exactly as
+/// the daemon lives it.
+public struct LevelOwnership: Sendable {
+    /// How long after our last write to a stream its end still gets a repair of its saved entry (µs):
+    /// the write's answer takes milliseconds; a second covers a busy server.
+    public static let lateWriteWindow: UInt64 = 1_000_000
+
+    /// How the connected server saves (nil: not connected, or it saves nothing, as ALSA).
+    public private(set) var saving: ServerSaving?
+    /// The connected server instance's cookie (a sink-input index means something only on it).
+    public private(set) var server: UInt32?
+    /// Levels and mutes we wrote, by key.
+    private var writes = SavedWrites()
+    /// Streams whose saved entry is being repaired.
+    public private(set) var repairing: Set<UInt32> = []
+    /// The highest sink-input index seen on this connection (indexes only grow on one server).
+    private var highestIndexSeen: UInt32?
+    /// Streams whose mute PulseAudio saves with each change of them: a client (we or the user) set
+    /// their mute, or they started muted (the server restored their key's mute).
+    private var muteSaved: Set<UInt32> = []
+    /// When we last wrote each stream's volume: a write sent just before the stream ended may never have
+    /// been applied (``lateWriteNeedsRepair(_:journaled:now:)``).
+    private var lastWriteAt: [UInt32: UInt64] = [:]
+    /// The mutes recovery's writes saved, by key, in order (an unmute: the user's; a level under a held
+    /// mute: ours), until the streams present are judged.
+    private var savedByRecovery: [(key: String, ours: Bool)] = []
+
+    public init() {}
+
+    // MARK: - The connection
+
+    /// A new connection, to a server that saves as `saving` (nil: nothing), instance `server`.
+    public mutating func connected(saving: ServerSaving?, server: UInt32?) {
+        self.saving = saving
+        self.server = server
+        highestIndexSeen = nil
+    }
+
+    /// The connected server told its kind or instance (after ``connected(saving:server:)``: a pulse
+    /// connection learns both once it is ready).
+    public mutating func serverKnown(saving: ServerSaving?, server: UInt32?) {
+        self.saving = saving
+        self.server = server
+    }
+
+    public mutating func disconnected() {
+        saving = nil
+    }
+
+    // MARK: - Streams
+
+    /// A stream appeared. Returns whether its key's saved mute is ours (the journal's record of the key's
+    /// streams must then move their ``SavedMuteMark`` above it).
+    public mutating func streamAppeared(_ index: UInt32, key: String?, muted: Bool) -> Bool {
+        highestIndexSeen = max(highestIndexSeen ?? 0, index)
+        if muted { muteSaved.insert(index) }
+        return saving != nil && writes.savedMuteIsOurs(key: key)
+    }
+
+    /// A stream ended: what was kept of it goes.
+    public mutating func streamEnded(_ index: UInt32) {
+        muteSaved.remove(index)
+        lastWriteAt[index] = nil
+    }
+
+    /// Where stream `index`'s key's saved mute is the policy's mute of it (the policy holds it muted):
+    /// the highest index seen, on this server instance; nil otherwise.
+    public func savedMuteMark(of index: UInt32, key: String?, policyMuted: Bool) -> SavedMuteMark? {
+        // Ours as an earlier run left it counts too: a run killed again before writing a mute of its own
+        // must pass the mark on (found by the levels property run: a second kill lost it, and a stream
+        // started with the first run's mute was taken for its user's).
+        guard saving != nil, policyMuted, let key, writes.savedMuteMayBeOurs(key: key) else { return nil }
+        return SavedMuteMark(above: max(highestIndexSeen ?? 0, index), server: server)
+    }
+
+    // MARK: - What we wrote
+
+    /// A volume written to stream `index` of `key`, whose own level is `own`: the server may save it for
+    /// the key. Returns whether that changed whose the key's saved mute is (``levelChanged(_:key:policyMuted:)``).
+    public mutating func wrote(_ volume: ChannelVolumes, to index: UInt32, key: String?, own: ChannelVolumes,
+                               policyMuted: Bool, now: UInt64) -> Bool {
+        lastWriteAt[index] = now
+        writes.wrote(volume, key: key, own: own)
+        return levelChanged(index, key: key, policyMuted: policyMuted)
+    }
+
+    /// Recovery or a saved start's correction wrote stream `index`'s own level back: like any write, a stream that ends a moment later
+    /// gets its entry repaired (``lateWriteNeedsRepair(_:journaled:now:)``). What the server saves with it
+    /// is told by the stream's change, once the streams present are judged (``recoveryUnmuted(key:)``): told now, it would make the
+    /// key's saved mute the user's before a stream that started with an earlier run's mute is judged
+    /// (found by the levels property run).
+    /// `heldMuted`: the stream stays muted for the policy (its output went away): the server saves that
+    /// mute, ours, with the level, and the key's saved mute is ours again once the streams present are
+    /// judged (found by the levels property run: a stream started after it was taken for one its user
+    /// muted; and, told at once, the user's own mute of a stream present taken for ours).
+    public mutating func wroteOwnLevel(to index: UInt32, key: String?, heldMuted: Bool, now: UInt64) {
+        lastWriteAt[index] = now
+        if heldMuted, let key { savedByRecovery.append((key, ours: true)) }
+    }
+
+    /// Recovery unmuted a stream of `key` the policy had muted: the server saved that as the key's mute, so
+    /// streams that start later are not muted by us — once the streams present are judged
+    /// (``streamsJudged()``), as some may have started with the earlier run's mute (found by the levels
+    /// property run: a stream its app started muted, after the recovery, taken for one muted by us).
+    public mutating func recoveryUnmuted(key: String?) {
+        if let key { savedByRecovery.append((key, ours: false)) }
+    }
+
+    /// The streams present at a connection were heard of: the keys recovery unmuted are the user's now.
+    public mutating func streamsJudged() {
+        defer { savedByRecovery = [] }
+        guard saving != nil else { return }
+        for (key, ours) in savedByRecovery { _ = writes.mutesSaved(ours: ours, key: key) }
+    }
+
+    /// The level of stream `index` changed (our write or the user's): the server saves its mute with it
+    /// as its key's, if it saves mutes with every change (WirePlumber) or this stream's mute is one it
+    /// saves (PulseAudio). The key's saved mute is then ours exactly when the policy holds the stream
+    /// muted (the soak, on PipeWire: the user's volume change to a stream a call had muted saved that
+    /// mute again after our unmute of another stream of the key; the next stream started with it and its
+    /// mute was taken for the user's, left muted for good). Returns whether whose the saved mute is changed.
+    public mutating func levelChanged(_ index: UInt32, key: String?, policyMuted: Bool) -> Bool {
+        guard let saving, saving.savesMuteWithEveryChange || muteSaved.contains(index) else { return false }
+        return writes.mutesSaved(ours: policyMuted, key: key)
+    }
+
+    /// A newer snapshot of stream `index` (any change: a level, a move, a cork, its properties).
+    /// PulseAudio saves a stream's mute again with *every* change of a stream whose mute it saves (the
+    /// soak, on PulseAudio: a call's mute saved again when the server moved the muted music off a headset
+    /// that went away, after our unmute of another stream had made the key's saved mute no longer ours;
+    /// the next streams started with it and were taken for the user's, left muted). WirePlumber saves
+    /// with a change of the level: ours goes through ``wrote(_:to:key:own:policyMuted:now:)``, someone
+    /// else's is `theirLevel`. Returns whether whose the key's saved mute is changed.
+    public mutating func streamChanged(_ index: UInt32, key: String?, theirLevel: Bool, policyMuted: Bool) -> Bool {
+        guard let saving else { return false }
+        if saving.savesMuteWithAnyChange { return levelChanged(index, key: key, policyMuted: policyMuted) }
+        return theirLevel && levelChanged(index, key: key, policyMuted: policyMuted)
+    }
+
+    /// A mute or unmute written to stream `index`, which the server saves as its key's mute.
+    public mutating func wroteMute(_ muted: Bool, to index: UInt32, key: String?) {
+        muteSaved.insert(index)
+        writes.wroteMute(muted, key: key)
+    }
+
+    /// Someone else muted or unmuted stream `index`: its key's saved mute is theirs.
+    public mutating func theyMuted(_ index: UInt32, key: String?) {
+        muteSaved.insert(index)
+        writes.theyMuted(key: key)
+    }
+
+    // MARK: - Across runs
+
+    /// Streams ducked now (their journal entries): the levels their ducks settle at outlive the run
+    /// (``SavedWrites/rememberSettled(_:)``). Returns whether one was new (the daemon keeps them in a file).
+    public mutating func rememberSettled(_ streams: [WrittenStream]) -> Bool {
+        var changed = false
+        for stream in streams { changed = writes.rememberSettled(stream) || changed }
+        return changed
+    }
+
+    /// What an earlier run remembered (``settledDucks``), taken back at start.
+    public mutating func rememberSettled(_ ducks: [SettledDuck]) {
+        writes.rememberSettled(ducks)
+    }
+
+    /// The settled ducks remembered, for the next run.
+    public var settledDucks: [SettledDuck] { writes.settledDucks }
+
+    /// What an earlier run (or a server that went away) left changed, before its streams are restored:
+    /// what it wrote may be saved too.
+    public mutating func recovered(_ streams: [WrittenStream]) {
+        repairing = []
+        writes.recovered(streams, server: server)
+    }
+
+    // MARK: - A new stream
+
+    /// Where a new stream's start (`volume`, `muted`) came from, if the server gave it a level or mute of
+    /// ours. Nil while its volume is not known (`volumeKnown`: pipewire-pulse tells it late).
+    public func origin(of index: UInt32, key: String?, volume: ChannelVolumes, muted: Bool,
+                       volumeKnown: Bool) -> StartOrigin? {
+        guard saving != nil, volumeKnown,
+              var origin = writes.origin(of: volume, muted: muted, key: key, index: index),
+              origin.own.channels == volume.channels else { return nil }
+        // A level remembered from an earlier run has no channel map: the stream's is the one.
+        if origin.own.channelMap.isEmpty { origin.own.channelMap = volume.channelMap }
+        return origin
+    }
+
+    // MARK: - Repairs
+
+    /// Whether a stream that ended needs its saved entry repaired though nothing is on record for it:
+    /// the last step of a restore or fade-in, sent a moment before it ended, may never have been
+    /// applied, and the server then keeps the step before it as the saved level (found by the soak).
+    public func lateWriteNeedsRepair(_ index: UInt32, journaled: Bool, now: UInt64) -> Bool {
+        guard saving != nil, !journaled, !repairing.contains(index), let written = lastWriteAt[index] else {
+            return false
+        }
+        return now &- written < Self.lateWriteWindow
+    }
+
+    /// What a saved entry of `key` at `saved` must be repaired to, if it is a level some run's ducks
+    /// settled at: a server that keeps only what held for a second (WirePlumber) brings such a level
+    /// back when it restarts, long after the stream and its repair (found by the levels property run;
+    /// the soak saw the next stream start at it). Nil for any other level.
+    public func settledRepair(key: String, saved: ChannelVolumes) -> ChannelVolumes? {
+        guard saving != nil else { return nil }
+        return writes.settledOwn(key: key, volume: saved)
+    }
+
+    /// The level a repair writes as `stream`'s key's entry, which holds `saved` now: the stream's own
+    /// level, over a level of ours (a copy of it scaled down: a duck, a ramp's step, a fade's end); a
+    /// level that is no such copy was set by someone since — the user, by this stream while no daemon
+    /// ran or by another stream of its key — and is kept (found by the levels property run: the next
+    /// run's repair, or the repair after a server restart, wrote the journal's level over it).
+    public func repairLevel(of stream: WrittenStream, saved: ChannelVolumes?) -> ChannelVolumes {
+        guard let saved, !saved.values.isEmpty, !saved.matches(stream.own), !stream.isScaledDown(saved) else {
+            return stream.own
+        }
+        return saved
+    }
+
+    /// The mute a repair writes as `stream`'s key's entry, which holds `saved` now: the user's, never the
+    /// policy's. A stream the policy did not mute had no mute of ours written, so unless the key's saved
+    /// mute may be ours (another stream's), the entry's mute is its user's latest — perhaps set while no
+    /// daemon ran, after the journal was written — and is kept (found by the levels property run: the
+    /// user's mute of a ducked stream made while the daemon was dead, undone by the next run's repair).
+    public func repairMute(of stream: WrittenStream, saved: Bool?) -> Bool {
+        guard !stream.policyMuted, let saved, let key = stream.key, !writes.savedMuteMayBeOurs(key: key) else {
+            return stream.savedEntryMute
+        }
+        return saved
+    }
+
+    /// A repair of `key`'s entry was taken: its mute is the user's now, whatever it was (found by the
+    /// levels property run: a stream whose app started it muted, after the repair of a call's mute, was
+    /// taken for one muted by us and unmuted).
+    public mutating func entryRepaired(key: String) {
+        writes.theyMuted(key: key)
+    }
+
+    /// Repairs of these streams' entries went out; until they are answered their end needs no other.
+    public mutating func repairsSent(_ indexes: [UInt32]) {
+        repairing.formUnion(indexes)
+    }
+
+    /// The server answered (or the connection went) for repairs of these streams.
+    public mutating func repairsAnswered(_ indexes: [UInt32]) {
+        repairing.subtract(indexes)
+    }
+}

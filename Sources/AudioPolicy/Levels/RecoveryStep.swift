@@ -1,0 +1,41 @@
+/// What recovery does to one stream an earlier run (or a server that went away) left changed and that is
+/// still there: the levels stage's one rule for it, which the daemon carries out and fixtures replay.
+///
+/// The rule, as the journal tells the stream's past and the server its present:
+/// - held muted for an output that went away, and still muted: kept muted (unmuted, it would play on the
+///   speakers); the engine holds it on until the user acts;
+/// - muted by the policy, and still muted: unmuted;
+/// - at a copy of its own level scaled down by one factor (a duck, a ramp's step, a fade's end): its own
+///   level back; at any other level someone set it since, and it is left there;
+/// - a player it paused stays paused (never resumed behind the user's back: a call may still be on).
+public struct RecoveryStep: Equatable, Sendable {
+    /// Kept muted for a lost output: the engine hears it held.
+    public var held = false
+    /// Unmuted: the policy's mute of it is over.
+    public var unmute = false
+    /// Its own level, written back over what a run left of its ducks.
+    public var restore: ChannelVolumes?
+    /// Left at a level someone else set since (nothing written).
+    public var leftAlone = false
+
+    public init(held: Bool = false, unmute: Bool = false, restore: ChannelVolumes? = nil, leftAlone: Bool = false) {
+        self.held = held
+        self.unmute = unmute
+        self.restore = restore
+        self.leftAlone = leftAlone
+    }
+
+    /// The step for `stream` (its journal entry; `heldForLoss` as journaled), now at `volume` and `muted`
+    /// (`writable`: it has a volume clients may change).
+    public static func of(_ stream: WrittenStream, heldForLoss: Bool, volume: ChannelVolumes, muted: Bool,
+                          writable: Bool) -> RecoveryStep {
+        var step = RecoveryStep()
+        if stream.policyMuted, muted {
+            if heldForLoss { step.held = true } else { step.unmute = true }
+        }
+        if writable, !volume.matches(stream.own) {
+            if stream.isScaledDown(volume) { step.restore = stream.own } else { step.leftAlone = true }
+        }
+        return step
+    }
+}

@@ -1,0 +1,286 @@
+/// The daemon's level bookkeeping as a pure model, for the rehearsal of levels fixtures and the property
+/// run: the levels stage's decisions (``LevelOwnership``, ``SavedStartCorrection``, ``RecoveryStep``)
+/// played in the order the daemon plays them against a ``SavingServer`` — what it writes for a policy's
+/// duck or mute, what it journals, what survives a kill, what recovery does.
+///
+/// The shell's actuation does the same with the real server (Actuation+ServerNews, +Journal, +Recovery);
+/// what is decided, not how it is sent, is shared.
+public struct RehearsedDaemon: Sendable {
+    /// The daemon's record of one live stream.
+    public struct Live: Equatable, Sendable {
+        public var key: String
+        /// What it takes for the stream's own level.
+        public var own: ChannelVolumes
+        /// The policy's factor written.
+        public var factor: Double = 1
+        /// Its user's mute, as far as the daemon knows.
+        public var muted = false
+        public var policyMuted = false
+        public var heldForLoss = false
+    }
+
+    /// One journal entry: what survives a kill.
+    public struct Journaled: Equatable, Sendable {
+        public var written: WrittenStream
+        public var heldForLoss: Bool
+    }
+
+    public private(set) var ownership = LevelOwnership()
+    public private(set) var live: [UInt32: Live] = [:]
+    /// On disk: survives a kill.
+    public private(set) var journal: [UInt32: Journaled] = [:]
+    /// The settled-duck file: survives a kill.
+    public private(set) var settledDucks: [SettledDuck] = []
+    /// Every factor strictly between 0 and 1 this run ducked to.
+    private var duckLevels: [Double] = []
+    /// Streams recovery kept muted for a lost output.
+    private var recoveredHolds: Set<UInt32> = []
+    public private(set) var alive = true
+    /// Connected to the server (not between its restart and the reconnection).
+    public private(set) var connected = false
+
+    /// A control for the property run: the daemon of the soak's bug, which takes every start's mute for
+    /// its user's (the levels stage's answer about it ignored). Never set but by the property tests' control.
+    public var takesStartMutesForTheUsers = false
+
+    public init() {}
+
+    // MARK: - Connecting
+
+    /// Connects (at start, and after a server restart): an earlier run's or the gone server's journal is
+    /// recovered, then every stream is heard of.
+    public mutating func connect(to server: inout SavingServer, at now: Milliseconds) {
+        alive = true
+        connected = true
+        ownership.connected(saving: server.saving, server: server.cookie)
+        ownership.rememberSettled(settledDucks)
+        let entries = journal.values.sorted { $0.written.index < $1.written.index }
+        ownership.recovered(entries.map(\.written))
+        _ = ownership.rememberSettled(entries.map(\.written))
+        recoveredHolds = []
+        var gone: [WrittenStream] = []
+        for entry in entries {
+            let written = entry.written
+            if let stream = server.streams[written.index], stream.key == written.key {
+                let step = RecoveryStep.of(written, heldForLoss: entry.heldForLoss, volume: stream.volume,
+                                           muted: stream.muted, writable: true)
+                if step.held { recoveredHolds.insert(written.index) }
+                if step.unmute {
+                    server.setMute(written.index, false, byDaemon: true, at: now)
+                    ownership.recoveryUnmuted(key: written.key)
+                }
+                if let own = step.restore {
+                    server.setVolume(written.index, own, byDaemon: true, at: now)
+                    // A write like any other: a stream that ends a moment later gets its entry repaired.
+                    ownership.wroteOwnLevel(to: written.index, key: written.key, heldMuted: step.held,
+                                            now: UInt64(now) * 1000)
+                }
+            } else {
+                gone.append(written)
+            }
+        }
+        journal = [:]
+        live = [:]
+        for (key, entry) in server.entries.sorted(by: { $0.key < $1.key }) {
+            if let own = ownership.settledRepair(key: key, saved: entry.volume) {
+                server.writeEntry(key, volume: own, muted: entry.muted, for: nil, at: now)
+            }
+        }
+        for index in server.streams.keys.sorted() { appeared(index, on: &server, at: now) }
+        ownership.streamsJudged()
+        // The server answers the repairs after the streams are known (the daemon sends them together).
+        for written in gone { repair(written, for: nil, on: &server, at: now) }
+    }
+
+    /// Killed (SIGKILL): nothing is put back; the journal and the settled ducks stay on disk.
+    public mutating func kill() {
+        alive = false
+        connected = false
+        ownership = LevelOwnership()
+        live = [:]
+        duckLevels = []
+    }
+
+    /// The server went away: nothing can be written; the journal keeps what this run changed.
+    public mutating func serverGone() {
+        connected = false
+        ownership.disconnected()
+        for index in live.keys { ownership.streamEnded(index) }
+        live = [:]
+    }
+
+    // MARK: - What the server tells
+
+    /// A new stream, as the server started it.
+    public mutating func appeared(_ index: UInt32, on server: inout SavingServer, at now: Milliseconds) {
+        guard connected, let stream = server.streams[index] else { return }
+        let held = recoveredHolds.remove(index) != nil && stream.muted
+        var record = Live(key: stream.key, own: stream.volume, muted: stream.muted)
+        if held {
+            record.policyMuted = true
+            record.heldForLoss = true
+        }
+        live[index] = record
+        if ownership.streamAppeared(index, key: stream.key, muted: stream.muted) { journalSavedMute(of: stream.key) }
+        if held { return journalSync(index) }
+        guard var origin = ownership.origin(of: index, key: stream.key, volume: stream.volume, muted: stream.muted,
+                                            volumeKnown: true) else { return }
+        live[index]?.own = origin.own
+        if origin.mutedByUs { live[index]?.muted = false }
+        if takesStartMutesForTheUsers { origin.mutedByUs = false }
+        let correction = SavedStartCorrection.of(origin, volume: stream.volume, own: origin.own, untouched: true,
+                                                 writable: true, policyMuted: false)
+        if correction.writeOwn {
+            server.setVolume(index, origin.own, byDaemon: true, at: now)
+            ownership.wroteOwnLevel(to: index, key: stream.key, heldMuted: false, now: UInt64(now) * 1000)
+        }
+        if correction.unmute { writeMute(index, false, on: &server, at: now) }
+        journalSync(index)
+    }
+
+    /// Its user set its level: that is its own from now on, and the policy yields to it.
+    public mutating func userLevel(_ index: UInt32, on server: SavingServer) {
+        guard connected, var record = live[index], let stream = server.streams[index] else { return }
+        record.own = stream.volume
+        record.factor = 1
+        live[index] = record
+        if ownership.streamChanged(index, key: record.key, theirLevel: true, policyMuted: record.policyMuted) {
+            journalSavedMute(of: record.key)
+        }
+        journalSync(index)
+    }
+
+    /// Its user muted or unmuted it: the mute is theirs, never the policy's to undo.
+    public mutating func userMuted(_ index: UInt32, _ muted: Bool) {
+        guard connected, var record = live[index] else { return }
+        record.muted = muted
+        record.policyMuted = false
+        record.heldForLoss = false
+        live[index] = record
+        ownership.theyMuted(index, key: record.key)
+        journalSavedMute(of: record.key)
+        journalSync(index)
+    }
+
+    /// The server moved it.
+    public mutating func moved(_ index: UInt32) {
+        guard connected, let record = live[index] else { return }
+        if ownership.streamChanged(index, key: record.key, theirLevel: false, policyMuted: record.policyMuted) {
+            journalSavedMute(of: record.key)
+        }
+    }
+
+    /// It ended (after the server let it go): its saved entry is repaired if the daemon had it changed, or
+    /// wrote to it a moment before.
+    public mutating func ended(_ index: UInt32, on server: inout SavingServer, at now: Milliseconds) {
+        guard connected, let record = live[index] else { return }
+        if ownership.lateWriteNeedsRepair(index, journaled: journal[index] != nil, now: UInt64(now) * 1000) {
+            repair(written(index, record), for: index, on: &server, at: now)
+        }
+        live[index] = nil
+        ownership.streamEnded(index)
+        if let entry = journal.removeValue(forKey: index) { repair(entry.written, for: index, on: &server, at: now) }
+    }
+
+    /// Writes the stream's own level back as its key's entry, with the mute the levels stage says.
+    private mutating func repair(_ stream: WrittenStream, for index: UInt32?, on server: inout SavingServer,
+                                 at now: Milliseconds) {
+        guard let key = stream.key, !stream.own.values.isEmpty else { return }
+        let saved = server.entries[key]
+        server.writeEntry(key, volume: ownership.repairLevel(of: stream, saved: saved?.volume),
+                          muted: ownership.repairMute(of: stream, saved: saved?.muted), for: index, at: now)
+        ownership.entryRepaired(key: key)
+    }
+
+    // MARK: - What the policy does
+
+    /// The policy's factor on the stream, written in `steps` steps (a ramp) from where it is.
+    public mutating func ramp(_ index: UInt32, to factor: Double, steps: Int, on server: inout SavingServer,
+                              at now: Milliseconds) {
+        guard connected, let record = live[index] else { return }
+        if factor > 0, factor < 1, !duckLevels.contains(factor) { duckLevels.append(factor); duckLevels.sort() }
+        let from = record.factor
+        let count = max(steps, 1)
+        for step in 1...count {
+            let f = step == count ? factor : from + (factor - from) * Double(step) / Double(count)
+            write(index, factor: f, on: &server, at: now)
+        }
+    }
+
+    /// The mute fallback: faded out, then muted. Never a stream its user muted (the engine leaves those be).
+    public mutating func fadeOut(_ index: UInt32, on server: inout SavingServer, at now: Milliseconds) {
+        guard connected, let record = live[index], !record.muted, !record.policyMuted else { return }
+        live[index]?.policyMuted = true
+        journalSync(index)
+        write(index, factor: 0, on: &server, at: now)
+        writeMute(index, true, on: &server, at: now)
+        journalSync(index)
+    }
+
+    /// The mute is held until the user acts (its output went away).
+    public mutating func hold(_ index: UInt32) {
+        guard connected, live[index]?.policyMuted == true else { return }
+        live[index]?.heldForLoss = true
+        journalSync(index)
+    }
+
+    /// The policy's mute is over: unmuted, and faded in to its own level.
+    public mutating func unmute(_ index: UInt32, on server: inout SavingServer, at now: Milliseconds) {
+        guard connected, live[index]?.policyMuted == true else { return }
+        live[index]?.policyMuted = false
+        live[index]?.heldForLoss = false
+        journalSync(index)
+        write(index, factor: 0, on: &server, at: now)
+        writeMute(index, false, on: &server, at: now)
+        write(index, factor: 1, on: &server, at: now)
+        journalSync(index)
+    }
+
+    // MARK: - Writing
+
+    private mutating func write(_ index: UInt32, factor: Double, on server: inout SavingServer, at now: Milliseconds) {
+        guard var record = live[index], factor != record.factor else { return }
+        record.factor = factor
+        live[index] = record
+        let volume = factor == 1 ? record.own : record.own.scaled(by: factor)
+        journalSync(index)
+        server.setVolume(index, volume, byDaemon: true, at: now)
+        if ownership.wrote(volume, to: index, key: record.key, own: record.own, policyMuted: record.policyMuted,
+                           now: UInt64(now) * 1000) {
+            journalSavedMute(of: record.key)
+        }
+    }
+
+    private mutating func writeMute(_ index: UInt32, _ muted: Bool, on server: inout SavingServer,
+                                    at now: Milliseconds) {
+        guard let record = live[index] else { return }
+        ownership.wroteMute(muted, to: index, key: record.key)
+        journalSavedMute(of: record.key)
+        server.setMute(index, muted, byDaemon: true, at: now)
+    }
+
+    // MARK: - The journal
+
+    /// Records the stream as it stands if the daemon has it changed; else its entry goes.
+    private mutating func journalSync(_ index: UInt32) {
+        guard let record = live[index] else { return }
+        guard record.factor != 1 || record.policyMuted else {
+            journal[index] = nil
+            return
+        }
+        let written = written(index, record)
+        journal[index] = Journaled(written: written, heldForLoss: record.heldForLoss)
+        if record.factor < 1, ownership.rememberSettled([written]) { settledDucks = ownership.settledDucks }
+    }
+
+    /// The stream as the journal writes it.
+    private func written(_ index: UInt32, _ record: Live) -> WrittenStream {
+        WrittenStream(index: index, key: record.key, own: record.own, muted: record.policyMuted ? false : record.muted,
+                      policyMuted: record.policyMuted, duckLevels: duckLevels,
+                      savedMute: ownership.savedMuteMark(of: index, key: record.key, policyMuted: record.policyMuted))
+    }
+
+    private mutating func journalSavedMute(of key: String) {
+        for (index, entry) in journal where entry.written.key == key && entry.written.policyMuted { journalSync(index) }
+    }
+}

@@ -1,0 +1,193 @@
+/// A sound server that saves stream levels, as a pure model: what a new stream of a key starts at, what
+/// each write saves, what survives a restart — and, beside each value, the truth of it: the level and
+/// mute its user meant. The rehearsal of levels fixtures and the property run play the daemon's levels
+/// stage against it (``LevelsRehearsal``); the soak plays the real servers.
+///
+/// How it saves is ``ServerSaving``'s model: both save every level written to a stream as its key's
+/// entry; PulseAudio saves a stream's mute only once a client set it or the server restored it, and
+/// then with every change of that stream (a move too); WirePlumber saves the whole state with every
+/// change of the level or mute, and keeps on disk only what held for a second, which is what a restart
+/// brings back.
+public struct SavingServer: Sendable {
+    /// A key's saved entry, with what its user meant.
+    public struct Entry: Equatable, Sendable {
+        public var volume: ChannelVolumes
+        public var muted: Bool
+        /// The user's own level and mute of the stream that saved it (the daemon's writes change neither).
+        public var trueVolume: ChannelVolumes
+        public var trueMuted: Bool
+        /// When it last changed (ms): WirePlumber stores it once it held for a second.
+        public var changedAt: Milliseconds
+    }
+
+    /// A live stream.
+    public struct Stream: Equatable, Sendable {
+        public var key: String
+        public var volume: ChannelVolumes
+        public var muted: Bool
+        /// Its user's own level and mute: what the daemon must take as its own, and give back.
+        public var trueOwn: ChannelVolumes
+        public var trueMuted: Bool
+        /// PulseAudio saves its mute with each change of it (a client set its mute, or it started muted).
+        public var muteSaved: Bool
+        /// Its volume before the daemon's last write, for a write the server never applied, and when it was sent.
+        public var beforeLastWrite: ChannelVolumes?
+        public var lastWriteAt: Milliseconds = .min
+    }
+
+    /// How long a level must hold before WirePlumber stores it (ms).
+    public static let settleTime: Milliseconds = 1000
+
+    public let saving: ServerSaving
+    /// The instance: a new one after each restart.
+    public private(set) var cookie: UInt32 = 1
+    public private(set) var streams: [UInt32: Stream] = [:]
+    /// What new streams of each key start at.
+    public private(set) var entries: [String: Entry] = [:]
+    /// What a restart brings back.
+    private var stored: [String: Entry] = [:]
+    /// The truth of streams that ended, for a repair of their entry written later (by index, this instance).
+    private var ended: [UInt32: Stream] = [:]
+    private var nextIndex: UInt32 = 0
+
+    public init(saving: ServerSaving) {
+        self.saving = saving
+    }
+
+    // MARK: - Streams
+
+    /// A stream of `key` starts; its app asks for `appLevel` (nil: none) and `appMuted`. Returns its index.
+    public mutating func start(key: String, appLevel: ChannelVolumes?, appMuted: Bool, at now: Milliseconds) -> UInt32 {
+        settle(at: now)
+        let index = nextIndex
+        nextIndex += 1
+        let entry = entries[key]
+        var stream: Stream
+        // PulseAudio restores a saved volume only to a stream whose app set none; WirePlumber always.
+        if let entry, appLevel == nil || saving == .wirePlumber {
+            stream = Stream(key: key, volume: entry.volume, muted: entry.muted, trueOwn: entry.trueVolume,
+                            trueMuted: entry.trueMuted, muteSaved: entry.muted)
+        } else {
+            let level = appLevel ?? ChannelVolumes(uniform: ChannelVolumes.norm, channels: 2)
+            stream = Stream(key: key, volume: level, muted: appMuted, trueOwn: level, trueMuted: appMuted,
+                            muteSaved: appMuted)
+            // Its mute is still the entry's (PulseAudio restores a mute even to a stream that set its volume).
+            if let entry, entry.muted {
+                stream.muted = true
+                stream.trueMuted = entry.trueMuted
+                stream.muteSaved = true
+            }
+        }
+        streams[index] = stream
+        return index
+    }
+
+    /// Sets a stream's volume: the daemon's write (`byDaemon`), or its user's (which is its truth from now on).
+    public mutating func setVolume(_ index: UInt32, _ volume: ChannelVolumes, byDaemon: Bool, at now: Milliseconds) {
+        guard var stream = streams[index] else { return }
+        settle(at: now)
+        stream.beforeLastWrite = byDaemon ? stream.volume : nil
+        if byDaemon { stream.lastWriteAt = now }
+        stream.volume = volume
+        if !byDaemon { stream.trueOwn = volume }
+        streams[index] = stream
+        save(index, mute: saving.savesMuteWithEveryChange || stream.muteSaved, at: now)
+    }
+
+    /// Mutes or unmutes a stream: the daemon (`byDaemon`) or its user. Either way the server saves it.
+    public mutating func setMute(_ index: UInt32, _ muted: Bool, byDaemon: Bool, at now: Milliseconds) {
+        guard var stream = streams[index] else { return }
+        settle(at: now)
+        stream.muted = muted
+        if !byDaemon { stream.trueMuted = muted }
+        stream.muteSaved = true
+        streams[index] = stream
+        save(index, mute: true, at: now)
+    }
+
+    /// The server moved the stream (off an output that went away): PulseAudio saves its mute again.
+    public mutating func move(_ index: UInt32, at now: Milliseconds) {
+        guard let stream = streams[index], saving.savesMuteWithAnyChange, stream.muteSaved else { return }
+        settle(at: now)
+        save(index, mute: true, at: now)
+    }
+
+    /// How long a write is on its way: one sent longer ago than this before its stream ended was applied.
+    public static let writeInFlight: Milliseconds = 50
+
+    /// The stream ends; with `lastWriteLost`, the daemon's last write to it, if sent within
+    /// ``writeInFlight``, was never applied: the server keeps the level before it as the key's entry (a
+    /// restore's last step, sent as it ended).
+    public mutating func end(_ index: UInt32, lastWriteLost: Bool, at now: Milliseconds) {
+        guard var stream = streams[index] else { return }
+        settle(at: now)
+        if lastWriteLost, let before = stream.beforeLastWrite, now - stream.lastWriteAt <= Self.writeInFlight {
+            stream.volume = before
+            streams[index] = stream
+            save(index, mute: saving.savesMuteWithEveryChange || stream.muteSaved, at: now)
+        }
+        ended[index] = stream
+        streams[index] = nil
+    }
+
+    /// The daemon writes a key's entry (a repair) for stream `index` (live or ended on this instance).
+    public mutating func writeEntry(_ key: String, volume: ChannelVolumes, muted: Bool, for index: UInt32?,
+                                    at now: Milliseconds) {
+        settle(at: now)
+        let truth = index.flatMap { streams[$0] ?? ended[$0] }
+        let old = entries[key]
+        // A value the write takes from the stream is the stream's truth; one it keeps of the entry keeps the
+        // entry's; any other is taken as meant (the daemon's repair of a stream it no longer knows).
+        let trueVolume: ChannelVolumes
+        if let truth, volume.matches(truth.trueOwn, tolerance: 2) {
+            trueVolume = truth.trueOwn
+        } else if let old, volume.matches(old.volume) {
+            trueVolume = old.trueVolume
+        } else {
+            trueVolume = truth?.trueOwn ?? volume
+        }
+        let trueMuted: Bool
+        if let truth, muted == truth.trueMuted {
+            trueMuted = truth.trueMuted
+        } else if let old, muted == old.muted {
+            trueMuted = old.trueMuted
+        } else {
+            trueMuted = truth?.trueMuted ?? muted
+        }
+        entries[key] = Entry(volume: volume, muted: muted, trueVolume: trueVolume, trueMuted: trueMuted, changedAt: now)
+        if saving == .pulseAudio { stored[key] = entries[key] }
+    }
+
+    /// The server restarts: its streams are gone, indexes start again, and the entries are what it stored.
+    public mutating func restart(at now: Milliseconds) {
+        settle(at: now)
+        streams = [:]
+        ended = [:]
+        entries = stored
+        cookie &+= 1
+        nextIndex = 0
+    }
+
+    // MARK: - Saving
+
+    private mutating func save(_ index: UInt32, mute: Bool, at now: Milliseconds) {
+        guard let stream = streams[index] else { return }
+        var entry = entries[stream.key] ?? Entry(volume: stream.volume, muted: false, trueVolume: stream.trueOwn,
+                                                 trueMuted: false, changedAt: now)
+        entry.volume = stream.volume
+        entry.trueVolume = stream.trueOwn
+        if mute {
+            entry.muted = stream.muted
+            entry.trueMuted = stream.trueMuted
+        }
+        entry.changedAt = now
+        entries[stream.key] = entry
+        if saving == .pulseAudio { stored[stream.key] = entry }
+    }
+
+    /// WirePlumber stores what held for a second.
+    private mutating func settle(at now: Milliseconds) {
+        guard saving == .wirePlumber else { return }
+        for (key, entry) in entries where now - entry.changedAt >= Self.settleTime { stored[key] = entry }
+    }
+}
