@@ -36,12 +36,18 @@ struct Plot: ParsableCommand {
     func run() throws {
         var policies = PolicyCache(override: policy)
         let timeline: Timeline
+        let levels: Bool
         do {
             let loaded = try FixtureLoader.load(text: try PolicyFile.readText(fixture), file: fixture)
+            levels = loaded.levels != nil
             timeline = Timeline.replay(loaded, policy: try policies.policy(for: loaded))
         } catch {
             printErrors(error)
             throw ExitCode.failure
+        }
+        // A levels fixture replays saved levels on a model server, not the engine: no lanes to draw.
+        guard !levels else {
+            throw ValidationError("\(fixture) is a levels fixture, which has no timeline; `audio-policyd test \(fixture)` replays it")
         }
         let path = output ?? TimelineFile.name(for: fixture)
         try TimelineFile.write(timeline, to: path)

@@ -66,7 +66,7 @@ final class SavedDuckTests {
     // daemons earlier). Here the server is given the duck as the role's saved level by hand, after a
     // clean stop, which leaves no journal to tell of it.
 
-    @Test("a duck an earlier run settled at, handed back by the server after a clean stop: the next music starts from the user's level")
+    @Test("a duck an earlier run settled at, handed back by the server after a clean stop: repaired on connecting, or taken for ours; the next music starts from the user's level")
     func settledDuckOfAnEarlierRun() throws {
         try settledDuckHandedBack(forgetting: false)
     }
@@ -104,11 +104,14 @@ final class SavedDuckTests {
         let index = try #require(next.index)
         try second.awaitLog("stream \(index) (music-app) class=primary")
         let takenForOurs = second.log.contains { $0.contains("stream \(index) (music-app) started at") && $0.contains("as the server saved it") }
+        // On connecting the daemon repairs a saved entry at a settled duck; a stream that starts before
+        // that repair is answered gets the level under the duck as its own instead. Either way: the user's.
+        let repairedOnConnecting = second.log.contains { $0.contains("a duck some run settled at") }
         if forgetting {
-            #expect(!takenForOurs)
+            #expect(!takenForOurs && !repairedOnConnecting)
             #expect(DaemonTests.matches(try next.stream().volume, ducked), "kept at the duck: taken for its own level")
         } else {
-            #expect(takenForOurs, "\(second.logText)")
+            #expect(takenForOurs || repairedOnConnecting, "\(second.logText)")
             try session.awaitStream(next, "back at the user's level") { DaemonTests.matches($0.volume, own) && !$0.muted }
         }
         #expect(second.problems.isEmpty, "\(second.problems)")

@@ -222,8 +222,9 @@ public struct LevelOwnership: Sendable {
     /// level that is no such copy was set by someone since — the user, by this stream while no daemon
     /// ran or by another stream of its key — and is kept (found by the levels property run: the next
     /// run's repair, or the repair after a server restart, wrote the journal's level over it).
+    /// A server whose read-back cannot be trusted (``ServerSaving/readsBackSavedEntries``) gets the own level.
     public func repairLevel(of stream: WrittenStream, saved: ChannelVolumes?) -> ChannelVolumes {
-        guard let saved, !saved.values.isEmpty, !saved.matches(stream.own), !stream.isScaledDown(saved) else {
+        guard saving?.readsBackSavedEntries == true, let saved, !saved.values.isEmpty, !saved.matches(stream.own), !stream.isScaledDown(saved) else {
             return stream.own
         }
         return saved
@@ -233,9 +234,10 @@ public struct LevelOwnership: Sendable {
     /// policy's. A stream the policy did not mute had no mute of ours written, so unless the key's saved
     /// mute may be ours (another stream's), the entry's mute is its user's latest — perhaps set while no
     /// daemon ran, after the journal was written — and is kept (found by the levels property run: the
-    /// user's mute of a ducked stream made while the daemon was dead, undone by the next run's repair).
+    /// user's mute of a ducked stream made while the daemon was dead, undone by the next run's repair),
+    /// where the server's read-back can be trusted.
     public func repairMute(of stream: WrittenStream, saved: Bool?) -> Bool {
-        guard !stream.policyMuted, let saved, let key = stream.key, !writes.savedMuteMayBeOurs(key: key) else {
+        guard saving?.readsBackSavedEntries == true, !stream.policyMuted, let saved, let key = stream.key, !writes.savedMuteMayBeOurs(key: key) else {
             return stream.savedEntryMute
         }
         return saved

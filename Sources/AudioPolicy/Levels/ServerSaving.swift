@@ -18,4 +18,9 @@ public enum ServerSaving: String, Sendable, CaseIterable {
     /// Whether a change of a stream that is not a change of its level (a move, a cork) saves its mute
     /// again, when its mute is one the server saves (``LevelOwnership/streamChanged(_:key:theirLevel:policyMuted:)``).
     public var savesMuteWithAnyChange: Bool { self == .pulseAudio }
+
+    /// Whether the saved entries it reads back are the ones it gives new streams. pipewire-pulse's read-back
+    /// lags WirePlumber's state (a relaunched stream's level read as 100 % though the role's entry held a
+    /// duck: RecoveryTests on PipeWire), so a repair there cannot keep what it reads.
+    public var readsBackSavedEntries: Bool { self == .pulseAudio }
 }
