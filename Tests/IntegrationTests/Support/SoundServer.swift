@@ -43,6 +43,19 @@ enum SoundServer {
         return stream
     }
 
+    /// A microphone for tests to record from: a source of its own, no sink's monitor (the server has no
+    /// other), named `name`; returns the module that made it, for ``unloadModule(_:)``. pipewire-pulse has
+    /// no module-null-source; its null sink makes a virtual source when asked.
+    static func loadMicrophone(named name: String) throws -> String {
+        try ((try? run("pactl", "load-module", "module-null-source", "source_name=\(name)"))
+            ?? run("pactl", "load-module", "module-null-sink", "sink_name=\(name)", "media.class=Audio/Source/Virtual"))
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    static func unloadModule(_ module: String) {
+        _ = try? run("pactl", "unload-module", module)
+    }
+
     /// Sets a stream's volume as a user would (`pactl set-sink-input-volume`), raw per channel.
     static func setVolume(_ index: UInt32, raw: [UInt32]) throws {
         try run(["pactl", "set-sink-input-volume", String(index)] + raw.map(String.init))
