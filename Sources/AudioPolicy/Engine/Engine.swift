@@ -262,6 +262,8 @@ public struct Engine: Sendable {
             guard stream.isLive else { return nil }
             var status = StreamStatus(stream, at: now)
             status.measured = measured.contains(stream.id)
+            status.isCapture = stream.isHook && captures[stream.id] != nil
+            status.isHeldOff = isListeningWhilePlaying(stream)
             return status
         }
     }
