@@ -1,3 +1,4 @@
+import AudioPolicy
 import Foundation
 import Testing
 import TestRequirements
@@ -28,6 +29,9 @@ extension MPRISTests {
         let policy = dropIn ? TestEnvironment.packageRoot.appendingPathComponent("policies/listening.toml").path : nil
         let (daemon, mpv, own, before) = try musicUnderDaemon(policy: policy)
         try #require(before > -40, "the music is not heard in the monitor (\(before) dB): nothing to measure a duck by")
+        // `record` writes what follows as a fixture, for the drop-in's case to replay.
+        let session = try TestEnvironment.temporaryFolder("audio-policyd-listen").appendingPathComponent("session.toml").path
+        let recording = dropIn ? try startRecord(daemon, to: session) : nil
         let recorder = try startRecording(listener)
         defer { recorder.kill() }
         // The daemon sees an app record from a microphone (it logs each capture it counts).
@@ -69,6 +73,39 @@ extension MPRISTests {
         #expect(abs(after - before) < 0.5, "music at \(before) dB before, \(after) dB after the recording")
         #expect(try mpv.status() == "Playing")
         #expect(daemon.log.contains { $0.contains("interrupted by class listening") }, "\(daemon.logText)")
+        try expectRecorded(session, by: try #require(recording), listener: listener, music: try #require(mpv.index))
+    }
+
+    /// `audio-policyd record` of `daemon`'s session into `file`, once it says it records; its standard
+    /// error stays open with it (closed, its last words on SIGINT would kill it with SIGPIPE).
+    private func startRecord(_ daemon: DaemonProcess, to file: String) throws -> (child: Child, errors: Pipe) {
+        let errors = Pipe()
+        let child = try Child([TestEnvironment.daemonBinary, "record", "--socket", daemon.socketPath, "-o", file],
+                              standardError: errors)
+        children.append(child)
+        let ready = Self.readLine(errors, timeout: 10)
+        try #require(ready.contains("recording"), "record did not start: \(ready)")
+        return (child, errors)
+    }
+
+    /// `record`'s file of the session (ended by SIGINT) holds the capture and mpv ducked; replayed it is
+    /// green, and red against the default policy (the control), which leaves recordings alone.
+    private func expectRecorded(_ file: String, by recording: (child: Child, errors: Pipe), listener: String,
+                                music: UInt32) throws {
+        recording.child.signal(SIGINT)
+        #expect(recording.child.wait(timeout: 10) == 0, "record did not end cleanly on SIGINT")
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        let fixture = try FixtureLoader.load(text: text, file: file)
+        #expect(fixture.steps.contains { step in
+            if case let .event(.captureStarted(_, properties)) = step.action { return properties["application.name"] == listener }
+            return false
+        }, "the recording is missing:\n\(text)")
+        #expect(fixture.steps.contains { if case .event(.captureEnded) = $0.action { true } else { false } }, "\(text)")
+        let replay = try Self.runTest([file])
+        #expect(replay.code == 0 && replay.output.contains("1 passed, 0 failed"), "\(replay.output)\n\(text)")
+        let policy = TestEnvironment.packageRoot.appendingPathComponent("policies/default.toml").path
+        let control = try Self.runTest(["--policy", policy, file])
+        #expect(control.output.contains("stream \"\(music)\" state: expected ducked, got playing"), "\(control.output)")
     }
 
     /// `listener` recording from ``microphone`` into nothing that plays, stopped by SIGTERM as a user's

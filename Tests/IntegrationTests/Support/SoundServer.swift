@@ -55,8 +55,8 @@ enum SoundServer {
         let module = try ((try? run("pactl", "load-module", "module-null-source", "source_name=\(name)"))
             ?? run("pactl", "load-module", "module-null-sink", "sink_name=\(name)", "media.class=Audio/Source/Virtual"))
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        // Only when it changed: naming a default on PipeWire pins it in WirePlumber's settings, and a
-        // recording asked for elsewhere then shows first as on no source (seen with 0.3.65).
+        // Only when it changed: PipeWire keeps its default, and naming one there would pin it in
+        // WirePlumber's saved settings for the tests after.
         if try run("pactl", "get-default-source").trimmingCharacters(in: .whitespacesAndNewlines) != previous {
             try run("pactl", "set-default-source", previous)
         }
