@@ -30,9 +30,11 @@ extension MPRISTests {
         let (daemon, mpv, own, before) = try musicUnderDaemon(policy: policy)
         try #require(before > -40, "the music is not heard in the monitor (\(before) dB): nothing to measure a duck by")
         // `record` writes what follows as a fixture, for the drop-in's case to replay.
-        let session = try TestEnvironment.temporaryFolder("audio-policyd-listen").appendingPathComponent("session.toml").path
+        let folder = try TestEnvironment.temporaryFolder("audio-policyd-listen")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let session = folder.appendingPathComponent("session.toml").path
         let recording = dropIn ? try startRecord(daemon, to: session) : nil
-        let recorder = try startRecording(listener)
+        let recorder = try startRecording(listener, into: folder)
         defer { recorder.kill() }
         // The daemon sees an app record from a microphone (it logs each capture it counts).
         try daemon.awaitLog("(\(listener)): recording from a microphone", timeout: 10)
@@ -111,14 +113,14 @@ extension MPRISTests {
     /// `listener` recording from ``microphone`` into nothing that plays, stopped by SIGTERM as a user's
     /// Ctrl-C or a dictation tool stops it (with the signals at their defaults: the test's own mask
     /// blocks SIGTERM).
-    private func startRecording(_ listener: String) throws -> Child {
+    private func startRecording(_ listener: String, into folder: URL) throws -> Child {
         var environment = ProcessInfo.processInfo.environment
         let arguments: [String]
         if listener == "pw-record" {
             // PipeWire's own clients find its socket in XDG_RUNTIME_DIR, which scripts/sound-server keeps
             // in its folder and does not export.
             environment["XDG_RUNTIME_DIR"] = try SoundServerProcess.current().directory + "/runtime"
-            let output = try TestEnvironment.temporaryFolder("audio-policyd-listen").appendingPathComponent("heard.wav")
+            let output = folder.appendingPathComponent("heard.wav")
             arguments = ["pw-record", "--target", Self.microphone, output.path]
         } else {
             arguments = ["parecord", "-d", Self.microphone, "/dev/null"]
