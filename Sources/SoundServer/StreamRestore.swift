@@ -71,8 +71,9 @@ public final class StreamRestore {
         ledger.recoveryUnmuted(key: input.restoreID)
     }
 
-    /// The streams present at a connection were heard of (``LevelOwnership/streamsJudged()``).
-    public func streamsJudged() {
+    /// The streams present at a connection were heard of (``LevelOwnership/streamsJudged()``): returns the
+    /// keys whose saved mute changed hands.
+    public func streamsJudged() -> [String] {
         ledger.streamsJudged()
     }
 
@@ -209,13 +210,13 @@ public final class StreamRestore {
                 let entry = saved?.first { $0.name == name }
                 let device = entry?.device
                 let muted = self.ledger.repairMute(of: stream, saved: entry?.muted)
-                let volume = self.ledger.repairLevel(of: stream, saved: entry?.volume)
+                let volume = stream.own
                 levels.writeSavedEntry(name: name, volume: volume, muted: muted, device: device) {
                     [weak self] taken in
                     guard let self else { return }
                     if taken {
                         self.ledger.entryRepaired(key: name)
-                        self.log.info("repaired the saved volume of \(name): \(volume)\(muted ? ", muted" : "")\(volume == stream.own ? "" : " (kept: set by someone else)")")
+                        self.log.info("repaired the saved volume of \(name): \(volume)\(muted ? ", muted" : "")")
                     } else {
                         failed = true
                         self.log.notice("the repair of the saved volume of \(name) was not taken; kept for the next connection")

@@ -74,10 +74,7 @@ public struct LevelOwnership: Sendable {
     /// Where stream `index`'s key's saved mute is the policy's mute of it (the policy holds it muted):
     /// the highest index seen, on this server instance; nil otherwise.
     public func savedMuteMark(of index: UInt32, key: String?, policyMuted: Bool) -> SavedMuteMark? {
-        // Ours as an earlier run left it counts too: a run killed again before writing a mute of its own
-        // must pass the mark on (found by the levels property run: a second kill lost it, and a stream
-        // started with the first run's mute was taken for its user's).
-        guard saving != nil, policyMuted, let key, writes.savedMuteMayBeOurs(key: key) else { return nil }
+        guard saving != nil, policyMuted, writes.savedMuteIsOurs(key: key) else { return nil }
         return SavedMuteMark(above: max(highestIndexSeen ?? 0, index), server: server)
     }
 
@@ -114,11 +111,17 @@ public struct LevelOwnership: Sendable {
         if let key { savedByRecovery.append((key, ours: false)) }
     }
 
-    /// The streams present at a connection were heard of: the keys recovery unmuted are the user's now.
-    public mutating func streamsJudged() {
+    /// The streams present at a connection were heard of: what recovery's writes saved is the keys' saved
+    /// mute now. Returns the keys whose saved mute changed hands (their journal entries must say so again:
+    /// a second kill would otherwise lose the mark of a mute that is ours again).
+    public mutating func streamsJudged() -> [String] {
         defer { savedByRecovery = [] }
-        guard saving != nil else { return }
-        for (key, ours) in savedByRecovery { _ = writes.mutesSaved(ours: ours, key: key) }
+        guard saving != nil else { return [] }
+        var changed: [String] = []
+        for (key, ours) in savedByRecovery where writes.mutesSaved(ours: ours, key: key) && !changed.contains(key) {
+            changed.append(key)
+        }
+        return changed
     }
 
     /// The level of stream `index` changed (our write or the user's): the server saves its mute with it
@@ -215,19 +218,6 @@ public struct LevelOwnership: Sendable {
     public func settledRepair(key: String, saved: ChannelVolumes) -> ChannelVolumes? {
         guard saving != nil else { return nil }
         return writes.settledOwn(key: key, volume: saved)
-    }
-
-    /// The level a repair writes as `stream`'s key's entry, which holds `saved` now: the stream's own
-    /// level, over a level of ours (a copy of it scaled down: a duck, a ramp's step, a fade's end); a
-    /// level that is no such copy was set by someone since — the user, by this stream while no daemon
-    /// ran or by another stream of its key — and is kept (found by the levels property run: the next
-    /// run's repair, or the repair after a server restart, wrote the journal's level over it).
-    /// A server whose read-back cannot be trusted (``ServerSaving/readsBackSavedEntries``) gets the own level.
-    public func repairLevel(of stream: WrittenStream, saved: ChannelVolumes?) -> ChannelVolumes {
-        guard saving?.readsBackSavedEntries == true, let saved, !saved.values.isEmpty, !saved.matches(stream.own), !stream.isScaledDown(saved) else {
-            return stream.own
-        }
-        return saved
     }
 
     /// The mute a repair writes as `stream`'s key's entry, which holds `saved` now: the user's, never the

@@ -20,7 +20,8 @@ public enum ServerSaving: String, Sendable, CaseIterable {
     public var savesMuteWithAnyChange: Bool { self == .pulseAudio }
 
     /// Whether the saved entries it reads back are the ones it gives new streams. pipewire-pulse's read-back
-    /// lags WirePlumber's state (a relaunched stream's level read as 100 % though the role's entry held a
-    /// duck: RecoveryTests on PipeWire), so a repair there cannot keep what it reads.
+    /// lags WirePlumber's state (the soak reports its entries as notes; a repair that kept a level it read
+    /// wrote a stale 100 % over the user's: RecoveryTests on PipeWire), so a repair there keeps nothing it
+    /// reads (``LevelOwnership/repairMute(of:saved:)``).
     public var readsBackSavedEntries: Bool { self == .pulseAudio }
 }

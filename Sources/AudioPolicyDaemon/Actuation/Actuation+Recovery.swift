@@ -97,6 +97,6 @@ extension Actuation {
     /// The streams present at a connection were heard of, after recovery: what recovery unmuted is the
     /// user's for the streams that start from now on (``LevelOwnership/streamsJudged()``).
     func streamsJudged() {
-        restore?.streamsJudged()
+        for key in restore?.streamsJudged() ?? [] { journalSavedMute(of: key) }
     }
 }

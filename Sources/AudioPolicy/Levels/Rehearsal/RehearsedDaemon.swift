@@ -87,7 +87,7 @@ public struct RehearsedDaemon: Sendable {
             }
         }
         for index in server.streams.keys.sorted() { appeared(index, on: &server, at: now) }
-        ownership.streamsJudged()
+        for key in ownership.streamsJudged() { journalSavedMute(of: key) }
         // The server answers the repairs after the streams are known (the daemon sends them together).
         for written in gone { repair(written, for: nil, on: &server, at: now) }
     }
@@ -187,7 +187,7 @@ public struct RehearsedDaemon: Sendable {
                                  at now: Milliseconds) {
         guard let key = stream.key, !stream.own.values.isEmpty else { return }
         let saved = server.entries[key]
-        server.writeEntry(key, volume: ownership.repairLevel(of: stream, saved: saved?.volume),
+        server.writeEntry(key, volume: stream.own,
                           muted: ownership.repairMute(of: stream, saved: saved?.muted), for: index, at: now)
         ownership.entryRepaired(key: key)
     }
