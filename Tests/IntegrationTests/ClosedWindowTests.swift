@@ -20,11 +20,7 @@ final class ClosedWindowTests {
     init() throws {
         events = try ServerEvents(changes: changes)
         _ = try Monitor.shared.get()
-        try changes.await("a server with no streams (left over, or another suite's: run with --no-parallel)",
-                          timeout: 5) { () throws -> Probe<Void> in
-            let left = try SoundServer.streams()
-            return left.isEmpty ? .done(()) : .waiting("\(left)")
-        }
+        try SoundServer.awaitQuiet(changes: changes)
     }
 
     @Test("closed-window = pause: the tray player's window closes, it is Paused (corked, silent), stays Now Playing and is never resumed by the daemon; the play key resumes it")
