@@ -14,6 +14,7 @@ import Glibc
 /// {"id": 6, "op": "subscribe", "events": ["stream", "now-playing"]}
 /// {"id": 7, "op": "command", "command": "PlayPause"}
 /// {"id": 8, "op": "focus", "pid": 4242}
+/// {"id": 9, "op": "focus", "pid": 4242, "lastWindowClosed": true}
 /// ```
 public struct ControlRequest: Codable, Sendable {
     /// Echoed in the reply so a client can match replies to requests.
@@ -40,11 +41,14 @@ public struct ControlRequest: Codable, Sendable {
     public var events: [ControlEvent.Kind]?
     /// `command`: a media key for the Now Playing owner, as MPRIS names it (`PlayPause`, `Next`, …).
     public var command: String?
+    /// `focus`: not a focus change but the last window of the process (or app) named closing, which may
+    /// pause the Now Playing app (`closed-window`).
+    public var lastWindowClosed: Bool?
 
     public init(id: JSONValue? = nil, op: Op, class className: String? = nil, app: String? = nil,
                 properties: [String: String]? = nil, token: String? = nil, pid: Int32? = nil,
                 status: String? = nil, events: [ControlEvent.Kind]? = nil, command: String? = nil,
-                waitForCall: Bool? = nil) {
+                waitForCall: Bool? = nil, lastWindowClosed: Bool? = nil) {
         self.id = id
         self.op = op
         self.class = className
@@ -56,6 +60,7 @@ public struct ControlRequest: Codable, Sendable {
         self.events = events
         self.command = command
         self.waitForCall = waitForCall
+        self.lastWindowClosed = lastWindowClosed
     }
 
     /// An operation: the request's `op`, its wire name the raw value.

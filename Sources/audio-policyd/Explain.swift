@@ -96,6 +96,11 @@ struct Explanation: Encodable {
     /// Whose `unfocused` that is: `rule` or `class`.
     var unfocusedFrom: String
     var unfocusedDuck: Level
+    /// What it does when its app is Now Playing and its last window closes: the rule's `closed-window`,
+    /// else the class's.
+    var closedWindow: ClosedWindowAction
+    /// Whose `closed-window` that is: `rule` or `class`.
+    var closedWindowFrom: String
     /// Where each class setting in force was written (`duck` → `FILE:LINE:COLUMN`); keys no file wrote
     /// are at their defaults.
     var settings: [String: SourceLocation]
@@ -122,6 +127,8 @@ struct Explanation: Encodable {
         unfocused = classification.rule?.unfocused ?? cls.unfocused
         unfocusedFrom = classification.rule?.unfocused == nil ? "class" : "rule"
         unfocusedDuck = cls.unfocusedDuck
+        closedWindow = classification.rule?.closedWindow ?? cls.closedWindow
+        closedWindowFrom = classification.rule?.closedWindow == nil ? "class" : "rule"
         settings = cls.origins
         files = policy.files
         // Highest priority first, as the stack would stand.
@@ -158,6 +165,7 @@ struct Explanation: Encodable {
             ("interrupts", list(interrupts)),
             ("interrupted by", list(interruptedBy)),
             ("unfocused", unfocusedText),
+            ("closed window", closedWindowText),
             ("set in", settingsText),
         ]
         return lines.map { ($0.0 + ":").padded(to: 16) + $0.1 }
@@ -187,6 +195,12 @@ struct Explanation: Encodable {
         return what + " when none of its app's windows has focus (\(unfocusedFrom))"
     }
 
+    /// `pause when it is Now Playing and its app's last window closes (class)`.
+    private var closedWindowText: String {
+        let what = closedWindow == .pause ? "pause" : "nothing"
+        return what + " when it is Now Playing and its app's last window closes (\(closedWindowFrom))"
+    }
+
     func json() throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -196,7 +210,7 @@ struct Explanation: Encodable {
     private enum Key: String, CodingKey {
         case className = "class", kind, priority, duck, grace, spoken, rule, interrupts, interruptedBy
         case decibels = "dB", linear, name, file, line, matched, key, value, pattern, releaseAfter
-        case unfocused, unfocusedDuck, from, settings, files, column, capture
+        case unfocused, unfocusedDuck, from, settings, files, column, capture, closedWindow
     }
 
     func encode(to encoder: Encoder) throws {
@@ -232,6 +246,9 @@ struct Explanation: Encodable {
         try unfocusedObject.encode(unfocused.rawValue, forKey: .kind)
         try unfocusedObject.encode(unfocusedFrom, forKey: .from)
         try unfocusedObject.encode((unfocusedDuck.decibels * 100).rounded() / 100, forKey: .decibels)
+        var closedWindowObject = object.nestedContainer(keyedBy: Key.self, forKey: .closedWindow)
+        try closedWindowObject.encode(closedWindow.rawValue, forKey: .kind)
+        try closedWindowObject.encode(closedWindowFrom, forKey: .from)
         var settingsObject = object.nestedContainer(keyedBy: SettingKey.self, forKey: .settings)
         for (key, location) in settings.sorted(by: { $0.key < $1.key }) {
             var entry = settingsObject.nestedContainer(keyedBy: Key.self, forKey: SettingKey(key))

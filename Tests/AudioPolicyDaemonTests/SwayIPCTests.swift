@@ -14,10 +14,10 @@ import Testing
     static let other = AppIdentity(pid: 18751, name: "swayother")
     /// What the recorded session means: the game focused when we subscribed; the other window opens
     /// with focus; game, other; workspace 2 (empty: no window has focus), back to 1 (the other window);
-    /// the other window closes (focus lost), and sway gives the game focus.
+    /// the other window closes (focus lost: its app's last window), and sway gives the game focus.
     static let expected: [Event] = [
         .focus(game), .focus(other), .focus(game), .focus(other), .focus(nil), .focus(other),
-        .windowClosed(other), .focus(game),
+        .lastWindowClosed(other), .focus(game),
     ]
 
     @Test("the recorded stream, read whole or cut in pieces of any size, gives the same focus events",
@@ -41,14 +41,23 @@ import Testing
         #expect(events == Self.expected)
     }
 
-    @Test("control: a window that closes without focus, and a title change, say nothing")
+    @Test("one of an app's two windows closing without focus, and a title change, say nothing; its last one closing says so (focused or not)")
     func closeOfUnfocusedWindow() {
         var reader = SwayFocus.Reader()
-        let window = #"{"id": 9, "type": "con", "pid": 1234, "app_id": "a", "focused": false}"#
-        #expect(reader.events(for: .init(type: SwayIPCMessage.windowEvent, json: #"{"change": "focus", "container": {"id": 5, "type": "con", "pid": 99, "app_id": "b", "focused": true}}"#))
+        func window(_ id: Int) -> String { #"{"id": \#(id), "type": "con", "pid": 1234, "app_id": "a", "focused": false}"# }
+        func event(_ change: String, _ container: String) -> SwayIPCMessage {
+            .init(type: SwayIPCMessage.windowEvent, json: #"{"change": "\#(change)", "container": \#(container)}"#)
+        }
+        #expect(reader.events(for: event("focus", #"{"id": 5, "type": "con", "pid": 99, "app_id": "b", "focused": true}"#))
             == [.focus(AppIdentity(pid: 99, name: "b"))])
-        #expect(reader.events(for: .init(type: SwayIPCMessage.windowEvent, json: #"{"change": "close", "container": \#(window)}"#)) == [])
-        #expect(reader.events(for: .init(type: SwayIPCMessage.windowEvent, json: #"{"change": "title", "container": \#(window)}"#)) == [])
+        #expect(reader.events(for: event("new", window(9))) == [])
+        #expect(reader.events(for: event("new", window(10))) == [])
+        #expect(reader.events(for: event("close", window(9))) == [])
+        #expect(reader.events(for: event("title", window(10))) == [])
+        #expect(reader.events(for: event("close", window(10))) == [.lastWindowClosed(AppIdentity(pid: 1234, name: "a"))])
+        #expect(reader.events(for: event("close", #"{"id": 5, "type": "con", "pid": 99, "app_id": "b", "focused": true}"#))
+            == [.lastWindowClosed(AppIdentity(pid: 99, name: "b"))])
+        #expect(reader.focused == nil)
     }
 
     @Test("a reply nested past the decoder's limit and cut off there says nothing and does not crash (control: a deep but whole tree within the limit is read)")

@@ -22,7 +22,7 @@ import Testing
 
     @Test func focusEventsRoundTripThroughFixtureWords() throws {
         for event: Event in [.focus(AppIdentity(pid: 5, name: "game")), .focus(nil), .windowClosed(AppIdentity(pid: 5)),
-                             .focusUnknown] {
+                             .lastWindowClosed(AppIdentity(pid: 5, name: "mpv")), .focusUnknown] {
             let words = try #require(FixtureEvent(event))
             let text = "[[event]]\nat = 0\n" + words.tomlLines.joined(separator: "\n") + "\n"
             let fixture = try FixtureLoader.load(text: text, file: "f.toml")

@@ -26,6 +26,7 @@ private func setting(_ policy: Policy, _ className: String, _ key: String) -> St
     case "duck-ramp": return "\(cls.duckRamp)"
     case "hold": return "\(cls.hold)"
     case "unfocused": return cls.unfocused.rawValue
+    case "closed-window": return cls.closedWindow.rawValue
     case "on-output-loss": return cls.onOutputLoss.rawValue
     case "outranks": return cls.outranks.sorted().joined(separator: ",")
     case "release-after": return cls.releaseAfter.map(String.init) ?? "never"
@@ -56,6 +57,11 @@ struct PolicyDropInTests {
         ClassCase(testDescription: "the class's other keys stay the default's",
                   dropIns: ["[class.ambient]\nunfocused = \"duck\"\n"],
                   className: "ambient", key: "on-output-loss", merged: "mute", alone: "mute"),
+        ClassCase(testDescription: "closed-window on media", dropIns: ["[class.primary]\nclosed-window = \"pause\"\n"],
+                  className: "primary", key: "closed-window", merged: "pause", alone: "nothing"),
+        ClassCase(testDescription: "a later drop-in takes closed-window back",
+                  dropIns: ["[class.primary]\nclosed-window = \"pause\"\n", "[class.primary]\nclosed-window = \"nothing\"\n"],
+                  className: "primary", key: "closed-window", merged: "nothing", alone: "nothing"),
         ClassCase(testDescription: "a level", dropIns: ["[class.navigation]\nduck = \"-30 dB\"\n"],
                   className: "navigation", key: "duck", merged: "-30.0 dB", alone: "-20.0 dB"),
         ClassCase(testDescription: "its neighbour keys stay", dropIns: ["[class.navigation]\nduck = \"-30 dB\"\n"],
@@ -199,7 +205,7 @@ struct PolicyDropInTests {
         ErrorCase(testDescription: "a syntax error in one drop-in, a key error in another",
                   dropIns: ["[class.ambient\n", "[class.ambient]\nduckk = 1\n"],
                   errors: ["d1.toml:1:15: syntax error in table header: expected ']', saw '\\n'",
-                           "d2.toml:2:1: unknown key `duckk` in [class.ambient] (did you mean `duck`?); allowed keys: kind, above, grace, duck, duck-ramp, restore-ramp, hold, release-after, on-output-loss, unfocused, unfocused-duck"],
+                           "d2.toml:2:1: unknown key `duckk` in [class.ambient] (did you mean `duck`?); allowed keys: kind, above, grace, duck, duck-ramp, restore-ramp, hold, release-after, on-output-loss, unfocused, unfocused-duck, closed-window"],
                   fixed: ["[class.ambient]\n", "[class.ambient]\nduck = 1\n"]),
     ]
 

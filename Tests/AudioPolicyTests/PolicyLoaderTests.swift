@@ -243,6 +243,28 @@ struct PolicyLoaderTests {
         #expect(ruled.classes["primary"]?.unfocused == .duck)
     }
 
+    /// Pausing the Now Playing app when its last window closes is opt-in: the default says `nothing`
+    /// everywhere; a class says `pause`, and a rule's `closed-window` wins over its class's; a wrong
+    /// value is an error at its place.
+    @Test func closedWindowIsOptIn() throws {
+        #expect(Policy.embeddedDefault.classes.values.allSatisfy { $0.closedWindow == .nothing })
+        #expect(Policy.embeddedDefault.rules.allSatisfy { $0.closedWindow == nil })
+        let ruled = try PolicyLoader.load(text: """
+            [class.primary]
+            closed-window = "pause"
+            [[rule]]
+            match = { app = "rhythmbox" }
+            class = "primary"
+            closed-window = "nothing"
+            """, file: "p.toml")
+        #expect(ruled.classes["primary"]?.closedWindow == .pause)
+        #expect(ruled.rules.first?.closedWindow == ClosedWindowAction.nothing)
+        #expect(ruled.classes["primary"]?.origins["closed-window"] == SourceLocation(file: "p.toml", line: 2, column: 17))
+        #expect(errors("[class.primary]\nclosed-window = \"paused\"\n")
+            == ["2:17: unknown `closed-window` \"paused\" (did you mean \"pause\"?); one of: pause, nothing"])
+        #expect(errors("[class.primary]\n[[rule]]\nmatch = { app = \"x\" }\nclass = \"primary\"\nclosed-window = true\n").count == 1)
+    }
+
     @Test func aboveIsTransitiveAndRankIsTheLongestPathBelow() throws {
         let policy = try PolicyLoader.load(text: """
             [class.primary]
@@ -320,7 +342,7 @@ struct PolicyLoaderTests {
             [class.primary]
             gracee = 100
             """, errors: [
-                "2:1: unknown key `gracee` in [class.primary] (did you mean `grace`?); allowed keys: kind, above, grace, duck, duck-ramp, restore-ramp, hold, release-after, on-output-loss, unfocused, unfocused-duck",
+                "2:1: unknown key `gracee` in [class.primary] (did you mean `grace`?); allowed keys: kind, above, grace, duck, duck-ramp, restore-ramp, hold, release-after, on-output-loss, unfocused, unfocused-duck, closed-window",
             ]),
         Bad(name: "unknown top-level table", text: """
             [classes.primary]
@@ -338,7 +360,7 @@ struct PolicyLoaderTests {
             spoke = true
             """, errors: [
                 "2:1: unknown key `mute_fade` in [defaults] (did you mean `mute-fade`?); allowed keys: class, mute-fade, pause-timeout",
-                "7:1: unknown key `spoke` in [[rule]] (did you mean `spoken`?); allowed keys: name, match, class, spoken, unfocused",
+                "7:1: unknown key `spoke` in [[rule]] (did you mean `spoken`?); allowed keys: name, match, class, spoken, unfocused, closed-window",
             ]),
         Bad(name: "duration of the wrong type", text: """
             [class.primary]

@@ -35,13 +35,7 @@ final class DaemonTests {
         events = try ServerEvents(changes: changes)
         // Recording from the first test on (its first bytes take up to 2 s on PulseAudio).
         _ = try Monitor.shared.get()
-        // Each test starts on a quiet server: what an earlier test started must be gone, and no other
-        // suite may play meanwhile (the daemon would act on its streams, and they would be recorded).
-        try changes.await("a server with no streams (left over, or another suite's: run with --no-parallel)",
-                          timeout: 5) { () throws -> Probe<Void> in
-            let left = try SoundServer.streams()
-            return left.isEmpty ? .done(()) : .waiting("\(left)")
-        }
+        try SoundServer.awaitQuiet(changes: changes)
     }
 
     deinit {

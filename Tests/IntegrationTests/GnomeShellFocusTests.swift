@@ -49,6 +49,45 @@ final class GnomeShellFocusTests {
         #expect(daemon.problems.isEmpty, "\(daemon.problems)")
         try FocusTone.stopRestores([game, other], daemon: daemon, changes: changes)
     }
+
+    @Test("the extension tells the daemon the Now Playing tray player's last window closed: with closed-window = pause it is Paused, stays Now Playing, and the play key resumes it; disabled, closing its window tells nothing and it plays on",
+          .needs(TrayPlayer.missing))
+    func extensionTellsLastWindowClosed() throws {
+        let shell = try HeadlessGnomeShell(changes: changes)
+        let daemon = try DaemonProcess(policy: ClosedWindow.policy, changes: changes, environment: ["DISPLAY": ""],
+                                       arguments: ["--now-playing", "mpris"])
+        try shell.linkControlSocket(to: daemon.socketPath)
+        // The tray player as a Wayland client of this shell (GTK looks for the socket in XDG_RUNTIME_DIR).
+        var environment = shell.clientEnvironment
+        environment["WAYLAND_DISPLAY"] = "wayland-0"
+        environment["XDG_RUNTIME_DIR"] = shell.session.runtime.path
+        environment["GDK_BACKEND"] = "wayland"
+        environment["NO_AT_BRIDGE"] = "1"
+
+        // Control: our extension disabled; the shell closes the window, nobody tells the daemon.
+        try shell.extensions("disable", HeadlessGnomeShell.extensionUUID)
+        try shell.awaitState(of: HeadlessGnomeShell.extensionUUID, enabled: false)
+        do {
+            let player = try TrayPlayer(environment: environment, changes: changes)
+            try ClosedWindow.awaitNowPlaying(player, daemon, changes: changes)
+            let mark = daemon.logCount
+            try shell.close(player.pid)
+            try ClosedWindow.expectPlaysOn(player, daemon, since: mark, told: false, changes: changes)
+            #expect(!daemon.log[mark...].contains { $0.contains("last window closed") }, "told with the extension off")
+            try player.quit(changes: changes)
+        }
+        try shell.extensions("enable", HeadlessGnomeShell.extensionUUID)
+        try shell.awaitState(of: HeadlessGnomeShell.extensionUUID, enabled: true)
+        let player = try TrayPlayer(environment: environment, changes: changes)
+        try ClosedWindow.awaitNowPlaying(player, daemon, changes: changes)
+        let mark = daemon.logCount
+        let closing = Date()
+        try shell.close(player.pid)
+        let took = try ClosedWindow.expectPausedThenResumed(player, daemon, since: mark, closing: closing, changes: changes)
+        print(String(format: "[%@] closed-window under GNOME Shell: Paused and corked %.0f ms after the window's delete, %.1f dB paused",
+                     TestEnvironment.serverKind, took.seconds * 1000, took.level))
+        #expect(daemon.problems.isEmpty, "\(daemon.problems)")
+    }
 }
 
 /// gnome-shell headless in a private session (DesktopSession), with our extension (the 43/44 one, as
@@ -131,10 +170,20 @@ final class HeadlessGnomeShell {
         try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("control").path, withDestinationPath: path)
     }
 
+    private static let driver = ["gdbus", "call", "--session", "--dest", "org.audiopolicyd.tests.FocusDriver",
+                                 "--object-path", "/org/audiopolicyd/tests/FocusDriver", "--method"]
+
+    /// Closes the windows of `pid` through the focus driver (as their close button would), once it has one.
+    func close(_ pid: Int32) throws {
+        try changes.await("the shell to close pid \(pid)'s window", timeout: 10) { () throws -> Probe<Void> in
+            let closed = try session.run(Self.driver + ["org.audiopolicyd.tests.FocusDriver.Close", "\(pid)"])
+            return closed.contains("true") ? .done(()) : .waiting("no window of pid \(pid) yet: \(closed)")
+        }
+    }
+
     /// Activates the window of `pid` through the focus driver, and awaits the shell having given it focus.
     func activate(_ pid: Int32) throws {
-        let driver = ["gdbus", "call", "--session", "--dest", "org.audiopolicyd.tests.FocusDriver",
-                      "--object-path", "/org/audiopolicyd/tests/FocusDriver", "--method"]
+        let driver = Self.driver
         try changes.await("the shell to focus pid \(pid)'s window", timeout: 10) { () throws -> Probe<Void> in
             let activated = try session.run(driver + ["org.audiopolicyd.tests.FocusDriver.Activate", "\(pid)"])
             guard activated.contains("true") else { return .waiting("no window of pid \(pid) yet: \(activated)") }

@@ -48,6 +48,58 @@ final class KWinFocusTests {
         #expect(daemon.problems.isEmpty, "\(daemon.problems)")
         try FocusTone.stopRestores([game, other], daemon: daemon, changes: changes)
     }
+
+    @Test("the KWin script tells the daemon the Now Playing tray player's last window closed: with closed-window = pause it is Paused, stays Now Playing, and the play key resumes it; unloaded, closing its window tells nothing and it plays on",
+          .needs(TrayPlayer.missing))
+    func scriptTellsLastWindowClosed() throws {
+        let kwin = try HeadlessKWin(changes: changes)
+        let daemon = try DaemonProcess(policy: ClosedWindow.policy, changes: changes,
+                                       environment: ["DBUS_SESSION_BUS_ADDRESS": kwin.session.sessionBus, "DISPLAY": ""],
+                                       arguments: ["--now-playing", "mpris"])
+        _ = try daemon.awaitLog("focus: desktop scripts can tell focus on the session bus as org.audiopolicyd.Focus")
+        // The tray player as a Wayland client of this KWin, its MPRIS player on the session's bus.
+        var environment = kwin.clientEnvironment
+        // GTK looks for the socket by name in XDG_RUNTIME_DIR.
+        environment["WAYLAND_DISPLAY"] = HeadlessKWin.socket
+        environment["XDG_RUNTIME_DIR"] = kwin.session.runtime.path
+        environment["GDK_BACKEND"] = "wayland"
+        environment["NO_AT_BRIDGE"] = "1"
+        environment["DBUS_SESSION_BUS_ADDRESS"] = kwin.session.sessionBus
+
+        // Control: our script turned off; KWin closes the window, nobody tells the daemon.
+        try kwin.enableScript(false)
+        do {
+            let player = try TrayPlayer(environment: environment, changes: changes)
+            try ClosedWindow.awaitNowPlaying(player, daemon, changes: changes)
+            let mark = daemon.logCount
+            try closeWindow(of: player, kwin)
+            try ClosedWindow.expectPlaysOn(player, daemon, since: mark, told: false, changes: changes)
+            #expect(!daemon.log[mark...].contains { $0.contains("last window closed") }, "told with the script off")
+            try player.quit(changes: changes)
+        }
+        try kwin.enableScript(true)
+        let player = try TrayPlayer(environment: environment, changes: changes)
+        try ClosedWindow.awaitNowPlaying(player, daemon, changes: changes)
+        let mark = daemon.logCount
+        let closing = Date()
+        try closeWindow(of: player, kwin)
+        let took = try ClosedWindow.expectPausedThenResumed(player, daemon, since: mark, closing: closing, changes: changes)
+        print(String(format: "[%@] closed-window under KWin: Paused and corked %.0f ms after closeWindow, %.1f dB paused",
+                     TestEnvironment.serverKind, took.seconds * 1000, took.level))
+        #expect(daemon.problems.isEmpty, "\(daemon.problems)")
+    }
+}
+
+extension KWinFocusTests {
+    /// Closes the tray player's window once KWin manages it: a script run before the window is in KWin's
+    /// list closes nothing, so it runs again until the player says its window closed.
+    func closeWindow(of player: TrayPlayer, _ kwin: HeadlessKWin) throws {
+        try changes.await("KWin to close the tray player's window", timeout: 10) { () throws -> Probe<Void> in
+            if player.lines.contains("window closed") { return .done(()) }
+            try kwin.close(player.pid)
+            return .waiting("\(player.lines)")
+        }
+    }
 }
 
 /// kwin_wayland on its virtual backend in a private session, with desktop/kwin/audio-policyd-focus
@@ -117,10 +169,20 @@ final class HeadlessKWin {
 
     /// Activates the window of `pid` with a one-line KWin script of the test's own, as a click would.
     func activate(_ pid: Int32) throws {
+        try drive("workspace.activeClient = c;", windowsOf: pid)
+    }
+
+    /// Closes the windows of `pid` as their close button would (`closeWindow`), with a script of the test's own.
+    func close(_ pid: Int32) throws {
+        try drive("c.closeWindow();", windowsOf: pid)
+    }
+
+    /// Runs `action` on every window `c` of `pid` in a one-line KWin script.
+    private func drive(_ action: String, windowsOf pid: Int32) throws {
         drivers += 1
         let name = "focus-driver-\(drivers)"
         let file = session.folder.appendingPathComponent("\(name).js")
-        try "workspace.clientList().forEach(function (c) { if (c.pid == \(pid)) workspace.activeClient = c; });\n"
+        try "workspace.clientList().forEach(function (c) { if (c.pid == \(pid)) \(action) });\n"
             .write(to: file, atomically: true, encoding: .utf8)
         try scripting("loadScript", "string:\(file.path)", "string:\(name)")
         try scripting("start")

@@ -34,11 +34,7 @@ final class MPRISTests {
     init() throws {
         events = try ServerEvents(changes: changes)
         _ = try Monitor.shared.get()
-        try changes.await("a server with no streams (left over, or another suite's: run with --no-parallel)",
-                          timeout: 5) { () throws -> Probe<Void> in
-            let left = try SoundServer.streams()
-            return left.isEmpty ? .done(()) : .waiting("\(left)")
-        }
+        try SoundServer.awaitQuiet(changes: changes)
     }
 
     deinit {

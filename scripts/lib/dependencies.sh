@@ -12,6 +12,11 @@ TEST_PACKAGES=(pulseaudio libasound2-dev libasound2-plugins alsa-utils pipewire 
                # Focus (Tests/IntegrationTests: X11 focus): a virtual display, a window manager that keeps
                # _NET_ACTIVE_WINDOW, and a way to move focus.
                xvfb openbox xdotool x11-utils
+               # The Now Playing app's window closing (ClosedWindowTests): the window manager closes a
+               # window by title, and Tests/RealApps/bin/tray-player (GTK 3, GStreamer's pulsesink, MPRIS
+               # through dbus-python) plays on after it, as tray players do.
+               wmctrl python3-gi gir1.2-gtk-3.0 gir1.2-gstreamer-1.0 gstreamer1.0-plugins-base
+               gstreamer1.0-plugins-good python3-dbus
                # Focus under sway (SwayFocusTests): sway headless, run as an unprivileged user (scripts/test).
                sway
                # The desktop scripts (DesktopScriptTests): the GNOME extension's socket client under gjs, and

@@ -122,6 +122,9 @@ public struct Engine: Sendable {
             streamMoved(id, to: output, now: now, into: &out)
         case .focus, .windowClosed, .focusUnknown:
             focusChanged(event)
+        case let .lastWindowClosed(app):
+            focusChanged(.windowClosed(app))
+            lastWindowClosed(app, now: now, into: &out)
         case .tick:
             break
         }

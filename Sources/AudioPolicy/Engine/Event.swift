@@ -89,6 +89,11 @@ public enum Event: Hashable, Sendable {
     case focus(AppIdentity?)
     /// A window of `app` closed: if it had focus, nothing has focus now (the app lost it).
     case windowClosed(AppIdentity)
+    /// The last window of `app` closed: the focus source knows no other window of its process (X11's
+    /// `_NET_CLIENT_LIST`, sway's tree, KWin's and GNOME Shell's window lists). Focus takes it as
+    /// ``windowClosed(_:)``; when `app` is the Now Playing app and its class or rule says
+    /// `closed-window = "pause"` (``ClosedWindowAction``), its player is paused, as visionOS does.
+    case lastWindowClosed(AppIdentity)
     /// The focus source went away (the display closed): focus is unknown, and what was ducked for it is
     /// restored until a source speaks again.
     case focusUnknown

@@ -81,6 +81,7 @@ public struct FixtureEvent: Hashable, Sendable {
         case let .streamMoved(id, output): self.init(verb: "move", id: id.rawValue, to: output.rawValue)
         case let .focus(app): self.init(verb: "focus", id: app?.description ?? FixtureLoader.noFocus)
         case let .windowClosed(app): self.init(verb: "window-closed", id: app.description)
+        case let .lastWindowClosed(app): self.init(verb: "last-window-closed", id: app.description)
         case .focusUnknown: self.init(verb: "focus-unknown", id: "source gone")
         case .tick: return nil
         }

@@ -78,7 +78,7 @@ public enum FixtureLoader {
                             "release", "change",
                             "player-gone", "audible", "silent", "measuring", "capture", "capture-end",
                             "player-changed", "pause-ignored", "claim", "stop", "output", "output-gone", "move",
-                            "focus", "window-closed", "focus-unknown"]
+                            "focus", "window-closed", "last-window-closed", "focus-unknown"]
         + PlayerStatus.allCases.map(playerStatusVerb)
     /// `player-playing = "org.mpris.MediaPlayer2.NAME"` and the like: what the player says (``PlayerStatus``).
     static func playerStatusVerb(_ status: PlayerStatus) -> String { "player-\(status.rawValue)" }
@@ -190,13 +190,17 @@ extension FixtureLoader {
             guard let id, table["properties"] == nil || properties != nil, table["port"] == nil || port != nil
             else { return nil }
             return .event(.output(OutputID(id.rawValue), Output(properties: properties ?? [:], port: port)))
-        case "focus", "window-closed":
+        case "focus", "window-closed", "last-window-closed":
             guard let id else { return nil }
             if verb == "focus", id.rawValue == noFocus { return .event(.focus(nil)) }
             guard let app = AppIdentity(parsing: id.rawValue) else {
                 return reader.invalid(path.appending(verb), "`\(verb)` needs an app: a pid, a name or \"PID (NAME)\"")
             }
-            return .event(verb == "focus" ? .focus(app) : .windowClosed(app))
+            switch verb {
+            case "focus": return .event(.focus(app))
+            case "window-closed": return .event(.windowClosed(app))
+            default: return .event(.lastWindowClosed(app))
+            }
         case "move":
             guard let to = readID(table, "to", at: path, reader), let id else { return nil }
             return .event(.streamMoved(id, to: OutputID(to)))

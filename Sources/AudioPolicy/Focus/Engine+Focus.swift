@@ -34,7 +34,7 @@ extension Engine {
 
     /// The apps a focus source's identity stands for: those with a stream of its process, else those with
     /// a stream of its name (see ``AppIdentity``).
-    private func apps(of identity: AppIdentity, among live: [TrackedStream]) -> Set<String> {
+    func apps(of identity: AppIdentity, among live: [TrackedStream]) -> Set<String> {
         let byProcess = Set(live.filter { identity.hasProcess(of: $0.properties) }.map(\.app))
         if !byProcess.isEmpty { return byProcess }
         // By name only streams of processes never seen with a window of their own: a second mpv's window

@@ -21,6 +21,7 @@ struct ClassSettings: Sendable {
     var onOutputLoss: Written<OutputLossAction>?
     var unfocused: Written<UnfocusedAction>?
     var unfocusedDuck: Written<Level>?
+    var closedWindow: Written<ClosedWindowAction>?
 
     init(name: String, location: SourceLocation) {
         self.name = name
@@ -42,6 +43,7 @@ struct ClassSettings: Sendable {
         merged.onOutputLoss = later.onOutputLoss ?? onOutputLoss
         merged.unfocused = later.unfocused ?? unfocused
         merged.unfocusedDuck = later.unfocusedDuck ?? unfocusedDuck
+        merged.closedWindow = later.closedWindow ?? closedWindow
         return merged
     }
 
@@ -52,7 +54,7 @@ struct ClassSettings: Sendable {
             ("duck", duck?.location), ("duck-ramp", duckRamp?.location), ("restore-ramp", restoreRamp?.location),
             ("hold", hold?.location), ("release-after", releaseAfter?.location),
             ("on-output-loss", onOutputLoss?.location), ("unfocused", unfocused?.location),
-            ("unfocused-duck", unfocusedDuck?.location),
+            ("unfocused-duck", unfocusedDuck?.location), ("closed-window", closedWindow?.location),
         ]
         var origins: [String: SourceLocation] = [:]
         for case let (key, location?) in written { origins[key] = location }
@@ -72,6 +74,7 @@ struct ClassSettings: Sendable {
         value.onOutputLoss = onOutputLoss?.value ?? value.onOutputLoss
         value.unfocused = unfocused?.value ?? value.unfocused
         value.unfocusedDuck = unfocusedDuck?.value ?? value.unfocusedDuck
+        value.closedWindow = closedWindow?.value ?? value.closedWindow
         value.origins = origins
         return value
     }

@@ -28,6 +28,9 @@ public struct InterruptionClass: Hashable, Sendable {
     /// Level `unfocused = "duck"` ducks to (`unfocused-duck`, default −12 dB); the class's own `duck-ramp`
     /// and `restore-ramp` move it.
     public var unfocusedDuck: Level
+    /// What its streams do when their app is Now Playing and its last window closes (`closed-window`,
+    /// default `nothing`).
+    public var closedWindow: ClosedWindowAction
     /// Where `[class.NAME]` stands, when it came from a file (the first file that defines it).
     public var location: SourceLocation?
     /// Where each key written for the class was written, by its name in the file (`duck`, `unfocused`):
@@ -39,7 +42,8 @@ public struct InterruptionClass: Hashable, Sendable {
         duck: Level = Level(decibels: -14), duckRamp: Milliseconds = 500, restoreRamp: Milliseconds = 1000,
         hold: Milliseconds = 500, grace: Milliseconds = 1500, releaseAfter: Milliseconds?? = nil,
         onOutputLoss: OutputLossAction? = nil, unfocused: UnfocusedAction = .nothing,
-        unfocusedDuck: Level = Level(decibels: -12), location: SourceLocation? = nil
+        unfocusedDuck: Level = Level(decibels: -12), closedWindow: ClosedWindowAction = .nothing,
+        location: SourceLocation? = nil
     ) {
         self.name = name
         self.kind = kind
@@ -54,6 +58,7 @@ public struct InterruptionClass: Hashable, Sendable {
         self.onOutputLoss = onOutputLoss ?? OutputLossAction.defaultFor(kind)
         self.unfocused = unfocused
         self.unfocusedDuck = unfocusedDuck
+        self.closedWindow = closedWindow
         self.location = location
     }
 

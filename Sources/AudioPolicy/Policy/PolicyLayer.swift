@@ -19,8 +19,8 @@ struct PolicyLayer: Sendable {
 
     static let rootKeys = ["defaults", "class", "rule", "outputs", "drop-in"]
     static let classKeys = ["kind", "above", "grace", "duck", "duck-ramp", "restore-ramp", "hold", "release-after",
-                            "on-output-loss", "unfocused", "unfocused-duck"]
-    static let ruleKeys = ["name", "match", "class", "spoken", "unfocused"]
+                            "on-output-loss", "unfocused", "unfocused-duck", "closed-window"]
+    static let ruleKeys = ["name", "match", "class", "spoken", "unfocused", "closed-window"]
     static let defaultsKeys = ["class", "mute-fade", "pause-timeout"]
     static let outputsKeys = ["switch-window", "resume-when-back"]
     static let dropInKeys = ["disable-rules"]
@@ -55,6 +55,7 @@ struct PolicyLayer: Sendable {
         var className: Written<String>?
         var spoken: Bool
         var unfocused: UnfocusedAction?
+        var closedWindow: ClosedWindowAction?
         var location: SourceLocation
     }
 
@@ -132,19 +133,14 @@ extension PolicyLayer {
         } else if let releaseAfter = reader.duration(table, "release-after", at: path) {
             settings.releaseAfter = Written(releaseAfter, at: at("release-after"))
         }
-        if let action = reader.string(table, "on-output-loss", at: path) {
-            if let known = OutputLossAction(rawValue: action) {
-                settings.onOutputLoss = Written(known, at: at("on-output-loss"))
-            } else {
-                let actions = OutputLossAction.allCases.map(\.rawValue)
-                let hint = closest(to: action, in: actions).map { " (did you mean \"\($0)\"?)" } ?? ""
-                reader.fail(at("on-output-loss"),
-                            "unknown `on-output-loss` \"\(action)\"\(hint); one of: \(actions.joined(separator: ", "))")
-            }
-        }
-        settings.unfocused = readUnfocused(table, at: path, reader).map { Written($0, at: at("unfocused")) }
+        settings.onOutputLoss = (readChoice("on-output-loss", in: table, at: path, reader) as OutputLossAction?)
+            .map { Written($0, at: at("on-output-loss")) }
+        settings.unfocused = (readChoice("unfocused", in: table, at: path, reader) as UnfocusedAction?)
+            .map { Written($0, at: at("unfocused")) }
         settings.unfocusedDuck = reader.level(table, "unfocused-duck", at: path)
             .map { Written($0, at: at("unfocused-duck")) }
+        settings.closedWindow = (readChoice("closed-window", in: table, at: path, reader) as ClosedWindowAction?)
+            .map { Written($0, at: at("closed-window")) }
         return settings
     }
 }
@@ -238,7 +234,8 @@ extension PolicyLayer {
         let location = reader.map.tableLocation(path)
         var rule = RuleDraft(name: reader.string(table, "name", at: path), matchers: nil, className: nil,
                              spoken: reader.bool(table, "spoken", at: path) ?? false,
-                             unfocused: readUnfocused(table, at: path, reader), location: location)
+                             unfocused: readChoice("unfocused", in: table, at: path, reader),
+                             closedWindow: readChoice("closed-window", in: table, at: path, reader), location: location)
         if table["match"] == nil {
             reader.fail(location, "rule has no `match`")
         } else if let match = reader.table(table, "match", at: path,
@@ -253,14 +250,17 @@ extension PolicyLayer {
         return rule
     }
 
-    /// `unfocused = "duck" | "mute" | "nothing"` in a class or a rule; nil when absent or wrong (reported).
-    private static func readUnfocused(_ table: TOMLTable, at path: TOMLKeyPath, _ reader: TOMLReader) -> UnfocusedAction? {
-        guard let written = reader.string(table, "unfocused", at: path) else { return nil }
-        if let known = UnfocusedAction(rawValue: written) { return known }
-        let actions = UnfocusedAction.allCases.map(\.rawValue)
-        let hint = closest(to: written, in: actions).map { " (did you mean \"\($0)\"?)" } ?? ""
-        reader.fail(reader.map.valueLocation(path.appending("unfocused")),
-                    "unknown `unfocused` \"\(written)\"\(hint); one of: \(actions.joined(separator: ", "))")
+    /// A key whose value is one of `Choice`'s cases (`unfocused`, `closed-window`, `on-output-loss`); nil
+    /// when absent or wrong (reported at the value, with the closest case and the list of them).
+    private static func readChoice<Choice: RawRepresentable & CaseIterable>(
+        _ key: String, in table: TOMLTable, at path: TOMLKeyPath, _ reader: TOMLReader
+    ) -> Choice? where Choice.RawValue == String {
+        guard let written = reader.string(table, key, at: path) else { return nil }
+        if let known = Choice(rawValue: written) { return known }
+        let choices = Choice.allCases.map(\.rawValue)
+        let hint = closest(to: written, in: choices).map { " (did you mean \"\($0)\"?)" } ?? ""
+        reader.fail(reader.map.valueLocation(path.appending(key)),
+                    "unknown `\(key)` \"\(written)\"\(hint); one of: \(choices.joined(separator: ", "))")
         return nil
     }
 

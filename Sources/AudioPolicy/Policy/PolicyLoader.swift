@@ -18,6 +18,7 @@ import TOMLKit
 /// release-after = 1000   # silent this long, a stream stops interrupting ("never": calls' default)
 /// unfocused = "duck"     # none of its app's windows has focus: duck | mute | nothing (default)
 /// unfocused-duck = "-12 dB"  # the level of that duck (its ramps: duck-ramp, restore-ramp)
+/// closed-window = "pause"    # Now Playing and its app's last window closes: pause | nothing (default)
 ///
 /// [[rule]]               # checked in order; the first that matches wins
 /// name = "calls"         # optional, for `explain` and logs
@@ -25,6 +26,7 @@ import TOMLKit
 /// class = "call"
 /// spoken = false         # true: paused and resumed instead of ducked
 /// unfocused = "mute"     # optional: over the class's `unfocused`, for this rule's streams
+/// closed-window = "pause"  # optional: over the class's `closed-window`
 /// ```
 ///
 /// Durations are integers (ms) or strings with a unit (`"500ms"`, `"1.5s"`). Globs ignore case; the
@@ -300,7 +302,8 @@ extension PolicyLoader {
                     continue
                 }
                 rules.append(Rule(name: draft.name, matchers: matchers, className: written.value, spoken: draft.spoken,
-                                  unfocused: draft.unfocused, location: draft.location))
+                                  unfocused: draft.unfocused, closedWindow: draft.closedWindow,
+                                  location: draft.location))
             }
             return rules
         }

@@ -10,15 +10,20 @@ public struct Rule: Hashable, Sendable {
     /// `unfocused`: what its streams do while none of their app's windows has focus, over the class's
     /// (a rule for one game, say, in a class that otherwise plays on); nil: the class says.
     public var unfocused: UnfocusedAction?
+    /// `closed-window`: what its streams do when their app is Now Playing and its last window closes,
+    /// over the class's; nil: the class says.
+    public var closedWindow: ClosedWindowAction?
     public var location: SourceLocation?
 
     public init(name: String? = nil, matchers: [PropertyMatcher], className: String, spoken: Bool = false,
-                unfocused: UnfocusedAction? = nil, location: SourceLocation? = nil) {
+                unfocused: UnfocusedAction? = nil, closedWindow: ClosedWindowAction? = nil,
+                location: SourceLocation? = nil) {
         self.name = name
         self.matchers = matchers
         self.className = className
         self.spoken = spoken
         self.unfocused = unfocused
+        self.closedWindow = closedWindow
         self.location = location
     }
 

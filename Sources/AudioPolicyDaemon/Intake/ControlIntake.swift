@@ -110,7 +110,12 @@ final class ControlIntake {
             // Neither pid nor app: no window has focus (the desktop).
             let app = request.pid.map { AppIdentity(process: Int($0), name: request.app) }
                 ?? request.app.map { AppIdentity(name: $0) }
-            feed(.focus(app))
+            if request.lastWindowClosed == true {
+                guard let app else { return .failure(request.id, "lastWindowClosed needs \"pid\" or \"app\"") }
+                feed(.lastWindowClosed(app))
+            } else {
+                feed(.focus(app))
+            }
             return ControlReply(id: request.id, ok: true)
         case let .unknown(name):
             return .failure(request.id, "unknown op \"\(name)\"; known: \(ControlRequest.Op.knownList)")

@@ -4,7 +4,8 @@ import SessionBus
 
 /// Focus told over the session bus: `org.audiopolicyd.Focus.Activated(pid, appId)` on the bus name
 /// `org.audiopolicyd.Focus`, object `/org/audiopolicyd/Focus`, fed to the engine as the control
-/// socket's `focus` op is.
+/// socket's `focus` op is; `LastWindowClosed(pid, appId)` when the last window of a process closed
+/// (the op's `lastWindowClosed`).
 ///
 /// It exists for KDE Plasma on Wayland: KWin knows which window is active, but a KWin script can
 /// neither open a socket nor run a command — its one way out is `callDBus` (desktop/kwin/). A pid of 0
@@ -50,6 +51,13 @@ final class FocusBus {
             }
             feed(event)
             bus.reply(to: call, .success([]))
+        case (Self.interface?, "LastWindowClosed"), (nil, "LastWindowClosed"):
+            guard case let .focus(app?)? = Self.event(activated: call.arguments()) else {
+                return bus.reply(to: call, .failure(.invalidArgument(
+                    "LastWindowClosed takes (pid, appId): a number and a string, not both empty")))
+            }
+            feed(.lastWindowClosed(app))
+            bus.reply(to: call, .success([]))
         case ("org.freedesktop.DBus.Introspectable", "Introspect"):
             bus.reply(to: call, .success([.string(Self.introspection)]))
         default:
@@ -59,6 +67,7 @@ final class FocusBus {
     }
 
     /// The focus event `Activated`'s arguments stand for; nil when they are not (number, string).
+    /// `LastWindowClosed` reads its arguments the same way.
     static func event(activated arguments: [BusValue]) -> Event? {
         guard arguments.count == 2, let appID = arguments[1].string else { return nil }
         let pid: Int64?
@@ -75,6 +84,7 @@ final class FocusBus {
     static let introspection = Introspection.document("""
           <interface name="org.audiopolicyd.Focus">
             <method name="Activated"><arg name="pid" type="v" direction="in"/><arg name="appId" type="s" direction="in"/></method>
+            <method name="LastWindowClosed"><arg name="pid" type="v" direction="in"/><arg name="appId" type="s" direction="in"/></method>
           </interface>
         """)
 }

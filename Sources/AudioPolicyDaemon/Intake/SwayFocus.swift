@@ -98,6 +98,9 @@ final class SwayFocus {
     struct Reader {
         /// The window that has focus, as last told: its container id and the app it was fed as.
         private(set) var focused: (id: Int, app: AppIdentity)?
+        /// Every window, by container id, with its app: from the tree, then `new` and `close` events, so
+        /// that an app's last window closing is known.
+        private(set) var windows: [Int: AppIdentity] = [:]
 
         /// The engine events one message stands for (none for most).
         mutating func events(for message: SwayIPCMessage) -> [Event] {
@@ -109,17 +112,19 @@ final class SwayFocus {
             case SwayIPCMessage.getTree:
                 // The state when we subscribed: whatever node has focus (a window, or an empty workspace).
                 guard let tree = try? decoder.decode(Node.self, from: data) else { return [] }
+                for window in tree.windows { windows[window.id] = window.app }
                 return [focus(tree.focusedNode.flatMap { $0.isWindow ? $0 : nil })]
             case SwayIPCMessage.windowEvent:
                 guard let event = try? decoder.decode(WindowChange.self, from: data) else { return [] }
                 switch event.change {
+                case "new":
+                    windows[event.container.id] = event.container.app
+                    return []
                 case "focus":
+                    windows[event.container.id] = event.container.app
                     return [focus(event.container)]
                 case "close":
-                    // The focused window closed: nothing has focus until the compositor says what does.
-                    guard let was = focused, was.id == event.container.id else { return [] }
-                    focused = nil
-                    return [.windowClosed(was.app)]
+                    return closed(event.container)
                 default:
                     return []
                 }
@@ -131,6 +136,21 @@ final class SwayFocus {
             default:
                 return []
             }
+        }
+
+        /// A window closed: its app's last one (no other window of its process, or of its name when it has
+        /// none) is told as such; otherwise only the focused window's closing matters: nothing has focus
+        /// until the compositor says what does.
+        private mutating func closed(_ window: Node) -> [Event] {
+            let app = windows.removeValue(forKey: window.id) ?? window.app
+            let wasFocused = focused?.id == window.id
+            if wasFocused { focused = nil }
+            let others = windows.values.contains { other in
+                if let pid = app.pid { return other.pid == pid }
+                return other.name != nil && other.name?.lowercased() == app.name?.lowercased()
+            }
+            if !others { return [.lastWindowClosed(app)] }
+            return wasFocused ? [.windowClosed(app)] : []
         }
 
         private mutating func focus(_ window: Node?) -> Event {

@@ -5,7 +5,9 @@ import Glibc
 import Logging
 
 /// Which window has focus on the X11 display, as engine focus events: the root window's
-/// `_NET_ACTIVE_WINDOW` changes (PropertyNotify, no polling) and the active window's `_NET_WM_PID`.
+/// `_NET_ACTIVE_WINDOW` changes (PropertyNotify, no polling) and the active window's `_NET_WM_PID`; and
+/// which app's last window closed: the root's `_NET_CLIENT_LIST` (every managed window), each window's
+/// pid read when it appears there (a destroyed window's properties cannot be read any more).
 ///
 /// With no `DISPLAY`, a display that cannot be opened, or a Wayland session (Xwayland's display), there
 /// is no source and the daemon runs as without focus. A display that goes away is not reconnected: focus becomes unknown, so what focus
@@ -15,6 +17,9 @@ final class X11Focus {
     private let root: xcb_window_t
     private let activeWindow: xcb_atom_t
     private let windowPID: xcb_atom_t
+    private let clientList: xcb_atom_t
+    /// The windows of `_NET_CLIENT_LIST` as last read, with their `_NET_WM_PID` (nil: none).
+    private var clients: [xcb_window_t: Int?] = [:]
     private var watch: MainLoop.IOWatch?
     private let log: Logger
     private let feed: (Event) -> Void
@@ -39,7 +44,8 @@ final class X11Focus {
         var screens = xcb_setup_roots_iterator(xcb_get_setup(connection))
         for _ in 0..<max(0, Int(screenNumber)) where screens.rem > 0 { xcb_screen_next(&screens) }
         guard screens.rem > 0, let screen = screens.data,
-              let active = Self.atom("_NET_ACTIVE_WINDOW", connection), let pid = Self.atom("_NET_WM_PID", connection)
+              let active = Self.atom("_NET_ACTIVE_WINDOW", connection), let pid = Self.atom("_NET_WM_PID", connection),
+              let clientList = Self.atom("_NET_CLIENT_LIST", connection)
         else {
             xcb_disconnect(connection)
             return nil
@@ -48,6 +54,7 @@ final class X11Focus {
         self.root = screen.pointee.root
         self.activeWindow = active
         self.windowPID = pid
+        self.clientList = clientList
         self.log = log
         self.feed = feed
         var mask = XCB_EVENT_MASK_PROPERTY_CHANGE.rawValue
@@ -57,6 +64,7 @@ final class X11Focus {
         watch = MainLoop.IOWatch(loop: loop, fd: xcb_get_file_descriptor(connection), events: .readable) { [unowned self] _ in
             self.readEvents()
         }
+        clientsChanged()
         focusChanged()
     }
 
@@ -74,10 +82,12 @@ final class X11Focus {
 
     private func readEvents() {
         var changed = false
+        var clientsMoved = false
         while let event = xcb_poll_for_event(connection) {
             if event.pointee.response_type & 0x7f == XCB_PROPERTY_NOTIFY {
                 let notify = UnsafeRawPointer(event).assumingMemoryBound(to: xcb_property_notify_event_t.self)
                 if notify.pointee.window == root, notify.pointee.atom == activeWindow { changed = true }
+                if notify.pointee.window == root, notify.pointee.atom == clientList { clientsMoved = true }
             }
             free(event)
         }
@@ -87,7 +97,27 @@ final class X11Focus {
             feed(.focusUnknown)
             return
         }
+        // Windows gone first: the focus that follows a close is then given to an app that knows it.
+        if clientsMoved { clientsChanged() }
         if changed { focusChanged() }
+    }
+
+    /// Reads `_NET_CLIENT_LIST` anew: a process none of whose windows is left on it closed its last window
+    /// (a tray player's process lives on; one that quit has no streams to pause either).
+    private func clientsChanged() {
+        let listed = Set(properties(clientList, of: root, type: XCB_ATOM_WINDOW.rawValue))
+        var closed: [Int] = []
+        for (window, pid) in clients where !listed.contains(window) {
+            clients[window] = nil
+            if let pid { closed.append(pid) }
+        }
+        for window in listed where clients[window] == nil {
+            clients[window] = property(windowPID, of: window, type: XCB_ATOM_CARDINAL.rawValue).map(Int.init)
+        }
+        let open = Set(clients.values.compactMap { $0 })
+        for pid in Set(closed).subtracting(open).sorted() {
+            feed(.lastWindowClosed(AppIdentity(process: pid, name: nil)))
+        }
     }
 
     /// Reads the active window and its process, and tells the engine.
@@ -103,11 +133,17 @@ final class X11Focus {
 
     /// A 32-bit property's first value (a window id, a pid); nil when absent.
     private func property(_ atom: xcb_atom_t, of window: xcb_window_t, type: xcb_atom_t) -> UInt32? {
-        let cookie = xcb_get_property(connection, 0, window, atom, type, 0, 1)
-        guard let reply = xcb_get_property_reply(connection, cookie, nil) else { return nil }
+        properties(atom, of: window, type: type, limit: 1).first
+    }
+
+    /// A 32-bit property's values (a window list), at most `limit`; empty when absent.
+    private func properties(_ atom: xcb_atom_t, of window: xcb_window_t, type: xcb_atom_t,
+                            limit: UInt32 = 16384) -> [UInt32] {
+        let cookie = xcb_get_property(connection, 0, window, atom, type, 0, limit)
+        guard let reply = xcb_get_property_reply(connection, cookie, nil) else { return [] }
         defer { free(reply) }
-        guard reply.pointee.format == 32, xcb_get_property_value_length(reply) >= 4,
-              let value = xcb_get_property_value(reply) else { return nil }
-        return value.load(as: UInt32.self)
+        let count = Int(xcb_get_property_value_length(reply)) / 4
+        guard reply.pointee.format == 32, count > 0, let value = xcb_get_property_value(reply) else { return [] }
+        return (0..<count).map { value.load(fromByteOffset: $0 * 4, as: UInt32.self) }
     }
 }

@@ -388,6 +388,12 @@ struct AmbientProperty: EngineProperty {
             default: continue
             }
             guard let target = engine.streams[id], target.outputLoss == nil else { continue } // its output was lost
+            // Its app's last window closed and its class or rule says closed-window = pause: the window
+            // caused it, not a stream.
+            if case .pause = command, case .event(.lastWindowClosed)? = step.action,
+               (target.classification.rule?.closedWindow ?? target.interruptionClass.closedWindow) == .pause {
+                continue
+            }
             let causes = engine.streams.values.filter { m in
                 m.id != id && m.interruptionClass.kind != .ambient && m.interruptionClass.kind != .mix
                     && engine.affects(m, target)

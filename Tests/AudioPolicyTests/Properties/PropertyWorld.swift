@@ -44,12 +44,15 @@ enum PropertyPolicies {
         }
         // The default with the opt-in `resume-when-back`, so that sequences reach it too (written out for
         // the fixtures a failure leaves).
+        // And with the opt-in `closed-window = "pause"` on media, so that pauses by a closed window are in
+        // the same runs.
         let text = Policy.embeddedDefaultText.replacingOccurrences(of: "resume-when-back = \"never\"",
                                                                with: "resume-when-back = \"10 s\"")
+            .replacingOccurrences(of: "[class.primary]\n", with: "[class.primary]\nclosed-window = \"pause\"\n")
         let variant = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("audio-policyd-properties-default-resume-when-back.toml")
         try? text.write(to: variant, atomically: true, encoding: .utf8)
         do {
-            result.append(("default + resume-when-back", variant.path, try PolicyLoader.load(text: text, file: variant.path)))
+            result.append(("default + resume-when-back + closed-window", variant.path, try PolicyLoader.load(text: text, file: variant.path)))
         } catch {
             fatalError("cannot load the resume-when-back variant: \(error)")
         }
@@ -441,10 +444,12 @@ struct PropertyGenerator {
         case 77..<80:
             return PropertyStep(gap: g, action: .reload(rng.int(0...(PropertyPolicies.all.count - 1))))
         case 80..<84:
-            // The focus source: a window gets focus (or none has: the desktop), one closes, the source goes.
+            // The focus source: a window gets focus (or none has: the desktop), one closes, an app's last
+            // one closes, the source goes.
             switch rng.int(0...9) {
             case 0..<6: event = .focus(rng.chance(0.15) ? nil : rng.pick(PropertyPool.windows))
-            case 6..<9: event = .windowClosed(rng.pick(PropertyPool.windows))
+            case 6..<8: event = .windowClosed(rng.pick(PropertyPool.windows))
+            case 8: event = .lastWindowClosed(rng.pick(PropertyPool.windows))
             default: event = .focusUnknown
             }
         default:

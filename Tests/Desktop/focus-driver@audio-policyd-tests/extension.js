@@ -1,11 +1,13 @@
 // For audio-policyd's tests only: moves focus in a headless GNOME Shell, where no input device can
-// (org.gnome.Shell.Eval needs unsafe mode). Activate(pid) activates that process's window.
+// (org.gnome.Shell.Eval needs unsafe mode). Activate(pid) activates that process's window; Close(pid)
+// closes its windows as their close button would.
 const {Gio} = imports.gi;
 const Main = imports.ui.main;
 
 const iface = `<node><interface name="org.audiopolicyd.tests.FocusDriver">
   <method name="Activate"><arg type="i" direction="in"/><arg type="b" direction="out"/></method>
   <method name="Focused"><arg type="i" direction="out"/></method>
+  <method name="Close"><arg type="i" direction="in"/><arg type="b" direction="out"/></method>
 </interface></node>`;
 
 class FocusDriver {
@@ -27,6 +29,12 @@ class FocusDriver {
             return false;
         Main.activateWindow(window);
         return true;
+    }
+
+    Close(pid) {
+        const windows = global.get_window_actors().map(a => a.meta_window).filter(w => w.get_pid() === pid);
+        windows.forEach(w => w.delete(global.get_current_time()));
+        return windows.length > 0;
     }
 
     Focused() {

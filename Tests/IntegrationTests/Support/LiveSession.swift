@@ -14,11 +14,7 @@ final class LiveSession {
 
     init() throws {
         events = try ServerEvents(changes: changes)
-        try changes.await("a server with no streams (left over, or another suite's: run with --no-parallel)",
-                          timeout: 5) { () throws -> Probe<Void> in
-            let left = try SoundServer.streams()
-            return left.isEmpty ? .done(()) : .waiting("\(left)")
-        }
+        try SoundServer.awaitQuiet(changes: changes)
     }
 
     deinit {

@@ -33,6 +33,17 @@ enum SoundServer {
         }
     }
 
+    /// Awaits a server with no streams: each test starts on a quiet server, what an earlier test started
+    /// gone, and no other suite playing meanwhile (the daemon would act on its streams, and they would be
+    /// recorded).
+    static func awaitQuiet(changes: Changes) throws {
+        try changes.await("a server with no streams (left over, or another suite's: run with --no-parallel)",
+                          timeout: 5) { () throws -> Probe<Void> in
+            let left = try streams()
+            return left.isEmpty ? .done(()) : .waiting("\(left)")
+        }
+    }
+
     /// The awaited sink input `index` of `name`, as the server reports it now; throws if none was
     /// awaited or it is gone.
     static func current(_ index: UInt32?, of name: String) throws -> ServerStream {

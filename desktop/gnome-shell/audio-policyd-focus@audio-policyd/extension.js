@@ -6,18 +6,21 @@
 import Shell from 'gi://Shell';
 import {Extension} from 'resource:///org/gnome/shell/extensions/extension.js';
 
-import {FocusTeller} from './focusTeller.js';
+import {FocusTeller, tellLastWindows} from './focusTeller.js';
 
 export default class AudioPolicydFocus extends Extension {
     enable() {
         this._teller = new FocusTeller();
         this._tracker = Shell.WindowTracker.get_default();
         this._focusChanged = global.display.connect('notify::focus-window', () => this._tell());
+        this._stopClosing = tellLastWindows(global.display, this._teller, window => this._appOf(window));
         this._tell();
     }
 
     disable() {
         global.display.disconnect(this._focusChanged);
+        this._stopClosing();
+        this._stopClosing = null;
         this._teller.close();
         this._teller = null;
         this._tracker = null;
@@ -30,9 +33,13 @@ export default class AudioPolicydFocus extends Extension {
             this._teller.tell(0, '');
             return;
         }
+        this._teller.tell(window.get_pid(), this._appOf(window));
+    }
+
+    _appOf(window) {
         // The app's id without ".desktop" (org.gnome.Nautilus); a window with no .desktop file gets
         // "window:N" from the tracker, so its WM class instead.
         const id = this._tracker.get_window_app(window)?.get_id()?.replace(/\.desktop$/, '');
-        this._teller.tell(window.get_pid(), id && !id.startsWith('window:') ? id : window.get_wm_class() ?? '');
+        return id && !id.startsWith('window:') ? id : window.get_wm_class() ?? '';
     }
 }

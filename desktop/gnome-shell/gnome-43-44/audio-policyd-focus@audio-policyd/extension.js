@@ -16,6 +16,7 @@ class AudioPolicydFocus {
             this._teller = new module.FocusTeller();
             this._tracker = Shell.WindowTracker.get_default();
             this._focusChanged = global.display.connect('notify::focus-window', () => this._tell());
+            this._stopClosing = module.tellLastWindows(global.display, this._teller, window => this._appOf(window));
             this._tell();
         }).catch(e => logError(e, 'audio-policyd focus'));
     }
@@ -24,6 +25,8 @@ class AudioPolicydFocus {
         this._generation = (this._generation ?? 0) + 1;
         if (this._focusChanged)
             global.display.disconnect(this._focusChanged);
+        this._stopClosing?.();
+        this._stopClosing = null;
         this._teller?.close();
         this._teller = null;
         this._tracker = null;
@@ -36,8 +39,14 @@ class AudioPolicydFocus {
             this._teller.tell(0, '');
             return;
         }
+        this._teller.tell(window.get_pid(), this._appOf(window));
+    }
+
+    _appOf(window) {
+        // The app's id without ".desktop" (org.gnome.Nautilus); a window with no .desktop file gets
+        // "window:N" from the tracker, so its WM class instead.
         const id = this._tracker.get_window_app(window)?.get_id()?.replace(/\.desktop$/, '');
-        this._teller.tell(window.get_pid(), id && !id.startsWith('window:') ? id : window.get_wm_class() ?? '');
+        return id && !id.startsWith('window:') ? id : window.get_wm_class() ?? '';
     }
 }
 
