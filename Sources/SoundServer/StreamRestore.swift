@@ -179,10 +179,11 @@ public final class StreamRestore {
                 guard let volume = entry.volume, var own = self.ledger.settledRepair(key: entry.name, saved: volume)
                 else { continue }
                 if own.channelMap.isEmpty { own.channelMap = volume.channelMap }
+                // Logged as it is sent: a stream of the key may start before the server's answer arrives.
+                self.log.info("repairing the saved volume of \(entry.name): \(volume) is a duck some run settled at; writing \(own)")
                 levels.writeSavedEntry(name: entry.name, volume: own, muted: entry.muted, device: entry.device) {
                     [weak self] taken in
-                    guard taken else { return }
-                    self?.log.info("repaired the saved volume of \(entry.name): \(volume), a duck some run settled at, to \(own)")
+                    if !taken { self?.log.notice("the repair of the saved volume of \(entry.name) was not taken") }
                 }
             }
         }

@@ -123,14 +123,30 @@ enum LevelsFixtureLoader {
         guard let value = table[key] else { return nil }
         if let array = value.array {
             let numbers = array.map { $0.double ?? $0.int.map(Double.init) }
-            guard !numbers.isEmpty, numbers.allSatisfy({ ($0 ?? -1) >= 0 }) else {
-                return reader.invalid(path.appending(key), "`\(key)` must be a level (linear, 0 or more) or a list of them")
+            guard !numbers.isEmpty, numbers.count <= 32,
+                  numbers.allSatisfy({ ($0 ?? -1) >= 0 && ($0 ?? .infinity) <= maxLevel }) else {
+                return reader.invalid(path.appending(key),
+                                      "`\(key)` must be a level (linear, 0 up to \(maxLevel)) or a list of at most 32")
             }
             return numbers.compactMap { $0 }
         }
         guard let number = reader.number(table, key, at: path) else { return nil }
-        guard number >= 0 else { return reader.invalid(path.appending(key), "`\(key)` must not be negative") }
+        guard number >= 0, number <= maxLevel else {
+            return reader.invalid(path.appending(key), "`\(key)` must be a level from 0 up to \(maxLevel) (linear)")
+        }
         return [number]
+    }
+
+    /// The loudest level a fixture may name: a server's maximum is about 11.4 (PA_VOLUME_MAX, cubic).
+    static let maxLevel = 10.0
+
+    /// `steps = N`: how many writes a ramp takes, 1 to 1,000.
+    private static func readSteps(_ table: TOMLTable, at path: TOMLKeyPath, _ reader: TOMLReader) -> Int? {
+        guard let value = table["steps"] else { return 1 }
+        guard let count = value.int, (1...1000).contains(count) else {
+            return reader.invalid(path.appending("steps"), "`steps` must be a whole number from 1 to 1000")
+        }
+        return count
     }
 
     private static func readEvent(_ table: TOMLTable, at path: TOMLKeyPath, location: SourceLocation,
@@ -149,7 +165,7 @@ enum LevelsFixtureLoader {
         }
         for key in allowed.required where table[key] == nil { reader.fail(location, "`\(verb)` needs `\(key)`") }
         guard let name = reader.string(table, verb, at: path) else { return nil }
-        let steps = table["steps"] == nil ? 1 : reader.number(table, "steps", at: path).map { max(1, Int($0)) }
+        let steps = table["steps"] == nil ? 1 : readSteps(table, at: path, reader)
         switch verb {
         case "start":
             guard let key = reader.string(table, "key", at: path) else { return nil }
@@ -157,7 +173,9 @@ enum LevelsFixtureLoader {
                           muted: reader.bool(table, "muted", at: path) ?? false)
         case "duck":
             guard let to = reader.number(table, "to", at: path), let steps else { return nil }
-            guard to >= 0, to < 1 else { return reader.invalid(path.appending("to"), "`to` must be from 0 up to 1 (a duck)") }
+            guard to.isFinite, to >= 0, to < 1 else {
+                return reader.invalid(path.appending("to"), "`to` must be from 0 up to 1 (a duck)")
+            }
             return .ramp(name, to: to, steps: steps)
         case "restore":
             return steps.map { .ramp(name, to: 1, steps: $0) }
