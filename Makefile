@@ -98,7 +98,7 @@ install: generated $(PLUGIN)
 	$(INSTALL) -m 0644 $(GENERATED)/audio-policyd.service $(DESTDIR)$(SYSTEMDUSERUNITDIR)/audio-policyd.service
 	$(INSTALL) -m 0644 policies/default.toml $(DESTDIR)$(DOCDIR)/examples/policy.toml
 	$(INSTALL) -m 0644 policies/car.toml policies/calls-only.toml policies/calls-duck.toml policies/focus.toml \
-		$(DESTDIR)$(DOCDIR)/examples/
+		policies/listening.toml $(DESTDIR)$(DOCDIR)/examples/
 	$(INSTALL) -m 0644 docs/audio-policyd.1 $(DESTDIR)$(MANDIR)/man1/audio-policyd.1
 	$(INSTALL) -m 0644 $(GENERATED)/audio-policyd.bash $(DESTDIR)$(BASHCOMPLETIONDIR)/audio-policyd
 	$(INSTALL) -m 0644 $(GENERATED)/_audio-policyd $(DESTDIR)$(ZSHCOMPLETIONDIR)/_audio-policyd
@@ -116,7 +116,7 @@ uninstall:
 		$(DESTDIR)$(SYSTEMDUSERUNITDIR)/audio-policyd.service \
 		$(DESTDIR)$(DOCDIR)/examples/policy.toml $(DESTDIR)$(DOCDIR)/examples/car.toml \
 		$(DESTDIR)$(DOCDIR)/examples/calls-only.toml $(DESTDIR)$(DOCDIR)/examples/calls-duck.toml \
-		$(DESTDIR)$(DOCDIR)/examples/focus.toml \
+		$(DESTDIR)$(DOCDIR)/examples/focus.toml $(DESTDIR)$(DOCDIR)/examples/listening.toml \
 		$(DESTDIR)$(MANDIR)/man1/audio-policyd.1 \
 		$(DESTDIR)$(BASHCOMPLETIONDIR)/audio-policyd \
 		$(DESTDIR)$(ZSHCOMPLETIONDIR)/_audio-policyd \

@@ -12,6 +12,7 @@ struct Explain: ParsableCommand {
         discussion: """
             Example: audio-policyd explain -p media.role=Navigation -p application.name=Maps
             The pseudo-key `app` of a rule matches application.name, application.process.binary and the app ids.
+            -p capture=yes explains a recording from a microphone: only rules that name `capture` classify one.
             Policy: --policy FILE alone, else the policy in force with its drop-ins, as `run` loads it; \
             `set in` names the file (and line) each class setting in force was written in, `rule` the \
             rule's. --rules lists the files and the rules in force, in the order they are tried.
@@ -50,6 +51,13 @@ struct Explain: ParsableCommand {
         }
         if rules {
             print(RuleListing(policy: policy).text)
+            return
+        }
+        let properties = properties
+        guard properties[Rule.captureKey] != "yes" || policy.classifyCapture(properties) != nil else {
+            // A recording no rule names acts on nobody: there is no default class to show.
+            print(json ? "{\n  \"capture\" : true,\n  \"class\" : null\n}"
+                : "class:          none: no rule for captures (`capture` in `match`) matches; the recording acts on nobody")
             return
         }
         let explanation = Explanation(policy: policy, properties: properties)
@@ -98,9 +106,13 @@ struct Explanation: Encodable {
     var settings: [String: SourceLocation]
     /// Every file of the policy, in the order merged.
     var files: [String]
+    /// A recording from a microphone (`capture = yes`): it interrupts while it records, not while heard.
+    var capture: Bool
 
     init(policy: Policy, properties: Properties) {
-        let classification = policy.classify(properties)
+        capture = properties[Rule.captureKey] == "yes"
+        let classification = capture ? policy.classifyCapture(properties) ?? policy.classify(properties)
+            : policy.classify(properties)
         let cls = classification.interruptionClass
         className = cls.name
         kind = cls.kind
@@ -140,7 +152,9 @@ struct Explanation: Encodable {
             lines.append(("duck", String(printf: "%.1f dB (linear %.3f)", duck.decibels, duck.linear)))
         }
         if let grace { lines.append(("grace", "\(grace) ms of sound")) }
-        if !interrupts.isEmpty {
+        if capture {
+            lines.append(("while", "it records and its app plays nothing (a recording is not measured)"))
+        } else if !interrupts.isEmpty {
             lines.append(("release after", releaseAfter.map { "\($0) ms of silence" } ?? "never (silence does not end it)"))
         }
         lines += [
@@ -196,7 +210,7 @@ struct Explanation: Encodable {
     private enum Key: String, CodingKey {
         case className = "class", kind, priority, duck, grace, spoken, rule, interrupts, interruptedBy
         case decibels = "dB", linear, name, file, line, matched, key, value, pattern, releaseAfter
-        case unfocused, unfocusedDuck, from, settings, files, column, closedWindow
+        case unfocused, unfocusedDuck, from, settings, files, column, capture, closedWindow
     }
 
     func encode(to encoder: Encoder) throws {
@@ -208,7 +222,8 @@ struct Explanation: Encodable {
         try duckObject.encode((duck.decibels * 100).rounded() / 100, forKey: .decibels)
         try duckObject.encode((duck.linear * 10000).rounded() / 10000, forKey: .linear)
         try object.encode(grace, forKey: .grace)
-        try object.encode(releaseAfter, forKey: .releaseAfter)
+        try object.encode(capture ? nil : releaseAfter, forKey: .releaseAfter)
+        if capture { try object.encode(true, forKey: .capture) }
         try object.encode(spoken, forKey: .spoken)
         if let rule {
             var ruleObject = object.nestedContainer(keyedBy: Key.self, forKey: .rule)

@@ -39,7 +39,7 @@ struct PolicyLoaderTests {
         #expect(try policyText("default.toml") == Policy.embeddedDefaultText)
     }
 
-    @Test(arguments: ["default.toml", "calls-only.toml", "car.toml", "focus.toml"])
+    @Test(arguments: ["default.toml", "calls-only.toml", "car.toml", "focus.toml", "calls-duck.toml", "listening.toml"])
     func shippedPolicyLoads(_ name: String) throws {
         let policy = try PolicyLoader.load(text: try policyText(name), file: "policies/\(name)")
         #expect(policy.source == "policies/\(name)")
@@ -330,6 +330,14 @@ struct PolicyLoaderTests {
     }
 
     static let bad: [Bad] = [
+        Bad(name: "a rule for captures naming a primary class", text: """
+            [class.primary]
+            [[rule]]
+            match = { capture = "yes", app = "parecord" }
+            class = "primary"
+            """, errors: [
+                "4:9: class \"primary\" is of kind primary, which a rule for captures (`capture` in `match`) cannot name; use a class of kind short (ducks) or call (pauses and resumes)",
+            ]),
         Bad(name: "unknown class key", text: """
             [class.primary]
             gracee = 100

@@ -127,6 +127,21 @@ struct TimelineTests {
         #expect(timeline.lanes.first { $0.stream == "prompt" }?.ended == 4000)
     }
 
+    @Test("a recording that interrupts (an app that listens) has a lane of its own, its band broken while its app plays")
+    func recordingLane() throws {
+        let folder = FixtureSuiteTests.folder.deletingLastPathComponent().deletingLastPathComponent()
+        let path = folder.appendingPathComponent("policies/listening.toml").path
+        let policy = try PolicyLoader.load(text: try String(contentsOfFile: path, encoding: .utf8), file: path)
+        let timeline = Timeline.replay(
+            try Self.load(Self.fixtures.appendingPathComponent("listening/listener-that-plays-is-not-listening.toml").path),
+            policy: policy)
+        let mic = try #require(timeline.lanes.first { $0.stream == "mic" })
+        #expect(mic.isHook && mic.isCapture && mic.className == "listening")
+        // Recording from 1000 to 5000 ms; its app's own stream plays from 2000 to 4000 ms.
+        #expect(mic.bands.filter { $0.kind == .interrupting }.map { [$0.start, $0.end] } == [[1000, 2000], [4000, 5000]])
+        #expect(TimelineSVG(timeline).render().contains(">recording, class listening<"))
+    }
+
     @Test("a paused band names the decision that paused, a muted band the one that muted (by outcome, not words)")
     func bandsNameTheirDecision() throws {
         let soundtrack = Timeline.replay(

@@ -39,12 +39,8 @@ final class CaptureTests {
 
     @Test func aRecordingOfAnInputIsNoMonitorCapture() throws {
         try connection.connect()
-        // pipewire-pulse has no module-null-source; its null sink makes a virtual source when asked.
-        let module = try ((try? run("pactl", "load-module", "module-null-source", "source_name=meter_test_source"))
-            ?? run("pactl", "load-module", "module-null-sink", "sink_name=meter_test_source",
-                   "media.class=Audio/Source/Virtual"))
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        defer { _ = try? run("pactl", "unload-module", module) }
+        let module = try SoundServer.loadMicrophone(named: "meter_test_source")
+        defer { SoundServer.unloadModule(module) }
         let recorder = try record(from: "meter_test_source")
         let capture = try connection.awaitCapture(ofProcess: recorder.pid)
         #expect(!capture.isMonitor)

@@ -213,7 +213,8 @@ struct ServiceInstallTests {
             "usr/bin/audio-policyd", "usr/bin/audio-policyd-daemon", "usr/lib/systemd/user/audio-policyd.service",
             "usr/share/doc/audio-policyd/examples/policy.toml", "usr/share/doc/audio-policyd/examples/car.toml",
             "usr/share/doc/audio-policyd/examples/calls-only.toml", "usr/share/doc/audio-policyd/examples/calls-duck.toml",
-            "usr/share/doc/audio-policyd/examples/focus.toml", "usr/share/man/man1/audio-policyd.1",
+            "usr/share/doc/audio-policyd/examples/focus.toml", "usr/share/doc/audio-policyd/examples/listening.toml",
+            "usr/share/man/man1/audio-policyd.1",
             "usr/share/bash-completion/completions/audio-policyd", "usr/share/zsh/site-functions/_audio-policyd",
             "usr/share/fish/vendor_completions.d/audio-policyd.fish",
         ]

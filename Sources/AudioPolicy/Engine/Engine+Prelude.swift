@@ -25,6 +25,8 @@ extension Engine {
         }
         for stream in streams.values where stream.isLive {
             let started = min(now, max(earliest, stream.startedAt))
+            // A capture's interruption comes back with its capture (above).
+            if stream.isHook, captures[stream.id] != nil { continue }
             if stream.isHook {
                 events.append((started, .interruptionBegan(token: stream.id, className: stream.interruptionClass.name,
                                                            stream.properties)))

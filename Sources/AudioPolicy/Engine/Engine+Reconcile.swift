@@ -123,6 +123,8 @@ extension Engine {
         if stream.outputLoss?.phase == .held { return false }
         // Silent for its class's release-after (and hold): it is over until it sounds again.
         if let released = stream.silenceEndsInterruption, now >= released { return false }
+        // A capture's interruption whose app plays too: a call, not someone listening.
+        if isListeningWhilePlaying(stream) { return false }
         switch stream.interruptionClass.kind {
         case .mix, .ambient: return false
         // Corked again after it played, or not: a prompt that stopped interrupting whenever its stream is

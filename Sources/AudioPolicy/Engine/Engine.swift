@@ -51,7 +51,7 @@ public struct Engine: Sendable {
         case let .stop(fade):
             return releaseAll(at: now, fade: fade)
         case let .streamStarted(id, properties, player, playing, muted, held):
-            start(id, properties: properties, player: player, className: nil, playing: playing, muted: muted,
+            start(id, properties: properties, player: player, hook: nil, playing: playing, muted: muted,
                   now: now, into: &out)
             if held, !muted { holdRecovered(id, now: now, into: &out) }
         case let .interruptionBegan(token, className, properties):
@@ -80,9 +80,11 @@ public struct Engine: Sendable {
             let app = TrackedStream.app(of: id, properties, nil)
             captures[id] = Capture(app: app, properties: properties)
             reclassifyApp(app, recording: true, now: now, into: &out)
+            listen(id, now: now, into: &out)
         case let .captureEnded(id):
             if let capture = captures.removeValue(forKey: id) {
                 reclassifyApp(capture.app, recording: false, now: now, into: &out)
+                stopListening(id, now: now, into: &out)
             }
         case let .playerGone(player):
             playerStatuses[player] = nil
@@ -145,6 +147,7 @@ public struct Engine: Sendable {
         for id in streams.ids {
             guard var stream = streams[id] else { continue }
             if stream.isHook {
+                if captures[id] != nil { continue } // classified anew from its rules below
                 if let cls = policy.interruptionClass(named: stream.interruptionClass.name) {
                     stream.classification.interruptionClass = cls
                 }
@@ -153,6 +156,7 @@ public struct Engine: Sendable {
             }
             streams[id] = stream
         }
+        for id in captures.keys.sorted(by: { $0.rawValue < $1.rawValue }) { listen(id, now: now, into: &out) }
         reconcile(now: now, into: &out)
         return out
     }
@@ -261,6 +265,8 @@ public struct Engine: Sendable {
             guard stream.isLive else { return nil }
             var status = StreamStatus(stream, at: now)
             status.measured = measured.contains(stream.id)
+            status.isCapture = stream.isHook && captures[stream.id] != nil
+            status.isHeldOff = isListeningWhilePlaying(stream)
             return status
         }
     }
@@ -270,27 +276,24 @@ public struct Engine: Sendable {
     /// A hook's interruption begins.
     mutating func beginInterruption(_ token: StreamID, className: String, properties: Properties, now: Milliseconds,
                                     into out: inout [Command]) {
-        start(token, properties: properties, player: nil, className: className, playing: true, muted: false,
+        let cls = policy.interruptionClass(named: className) ?? InterruptionClass(name: className, kind: .short)
+        start(token, properties: properties, player: nil,
+              hook: Classification(interruptionClass: cls, spoken: false, rule: nil), playing: true, muted: false,
               now: now, into: &out)
     }
 
-    private mutating func start(_ id: StreamID, properties: Properties, player: PlayerID?, className: String?,
-                                playing: Bool, muted: Bool, now: Milliseconds, into out: inout [Command]) {
+    /// Starts tracking a stream, or an interruption with no stream of its own (`hook`: its class, from a
+    /// hook's request or a capture's rule).
+    mutating func start(_ id: StreamID, properties: Properties, player: PlayerID?, hook: Classification?,
+                        playing: Bool, muted: Bool, now: Milliseconds, into out: inout [Command]) {
         if streams[id] != nil { end(id, now: now, into: &out) }
         drop(id)
-        let classification: Classification
-        if let className {
-            let cls = policy.interruptionClass(named: className)
-                ?? InterruptionClass(name: className, kind: .short)
-            classification = Classification(interruptionClass: cls, spoken: false, rule: nil)
-        } else {
-            classification = classify(properties, app: TrackedStream.app(of: id, properties, player),
-                                      player: player.flatMap { makesMedia($0) ? $0 : nil })
-        }
+        let classification = hook ?? classify(properties, app: TrackedStream.app(of: id, properties, player),
+                                              player: player.flatMap { makesMedia($0) ? $0 : nil })
         activations += 1
         var stream = TrackedStream(id: id, properties: properties, player: player, classification: classification,
-                                   isHook: className != nil, startedAt: now, activation: activations)
-        stream.playerCounts = className == nil && player.map(makesMedia) == true
+                                   isHook: hook != nil, startedAt: now, activation: activations)
+        stream.playerCounts = hook == nil && player.map(makesMedia) == true
         // Created corked: it is not sound yet, and interrupts nothing until it first plays.
         stream.playing = playing
         stream.hasPlayed = playing
@@ -301,12 +304,14 @@ public struct Engine: Sendable {
         if !stream.isHook, classification.interruptionClass.kind == .primary {
             nowPlaying.follow(app: stream.app, stream: id)
         }
-        out.append(.decision(decision(stream, reason: classification.reason,
-                                      action: stream.isHook ? "interruption began" : "started", kind: .classified)))
+        let action = !stream.isHook ? "started"
+            : captures[id] != nil ? "listens: interrupts while it records and its app plays nothing"
+            : "interruption began"
+        out.append(.decision(decision(stream, reason: classification.reason, action: action, kind: .classified)))
         if stream.escalated { escalate(id, now: now, into: &out) }
     }
 
-    private mutating func end(_ id: StreamID, now: Milliseconds, into out: inout [Command]) {
+    mutating func end(_ id: StreamID, now: Milliseconds, into out: inout [Command]) {
         guard var stream = streams[id], stream.isLive else { return }
         if !stream.isHook, stream.isAltered(at: now) {
             out.append(.repairSaved(id))
@@ -459,6 +464,7 @@ public struct Engine: Sendable {
     func classify(_ properties: Properties, app: String, player: PlayerID?) -> Classification {
         var properties = properties
         properties["recording"] = captures.values.contains { $0.app == app } ? "yes" : "no"
+        properties[Rule.captureKey] = "no"
         if let player { properties["player"] = player.rawValue }
         return policy.classify(properties)
     }

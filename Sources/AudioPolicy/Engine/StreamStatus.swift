@@ -13,8 +13,12 @@ public struct StreamStatus: Hashable, Sendable, Codable {
     public var target: Double
     public var settlesAt: Milliseconds
     public var muted: Bool
-    /// A hook's interruption (no stream of its own).
+    /// A hook's interruption (no stream of its own), or a recording's (``isCapture``).
     public var isHook: Bool
+    /// A microphone recording's interruption (an app that listens): no stream of its own either.
+    public var isCapture = false
+    /// A recording's interruption held off because its app plays: it interrupts nothing meanwhile.
+    public var isHeldOff = false
     /// The rule that classified the stream, or `default class`.
     public var reason: String
     /// Whether it makes sound, as far as the engine knows (its monitor's last word; audible until measured).

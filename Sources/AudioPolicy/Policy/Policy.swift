@@ -36,7 +36,8 @@ public struct Policy: Hashable, Sendable {
         self.outputs = outputs
     }
 
-    /// The class, spoken flag and matching rule for a stream's properties.
+    /// The class, spoken flag and matching rule for a stream's properties. A rule that names `capture` in
+    /// its match classifies a stream only if it matches the stream's `capture = "no"` (the engine adds it).
     public func classify(_ properties: Properties) -> Classification {
         for rule in rules where rule.matches(properties) {
             if let cls = classes[rule.className] {
@@ -44,6 +45,21 @@ public struct Policy: Hashable, Sendable {
             }
         }
         return Classification(interruptionClass: defaultClassValue, spoken: false, rule: nil)
+    }
+
+    /// The class of a microphone capture with these properties (the pseudo-property `capture` is `yes`),
+    /// or nil when no rule names captures that match. Only rules that name `capture` in their match
+    /// classify captures, and the default class never applies: recording is what OBS and voice chat do
+    /// with music playing on purpose, so a capture acts on nobody unless a rule says otherwise.
+    public func classifyCapture(_ properties: Properties) -> Classification? {
+        var properties = properties
+        properties[Rule.captureKey] = "yes"
+        for rule in rules where rule.namesCapture && rule.matches(properties) {
+            if let cls = classes[rule.className] {
+                return Classification(interruptionClass: cls, spoken: rule.spoken, rule: rule)
+            }
+        }
+        return nil
     }
 
     /// The class named `name`, falling back to the default class (validated policies always have both).

@@ -294,6 +294,13 @@ extension PolicyLoader {
                     continue
                 }
                 guard let matchers = draft.matchers else { continue }
+                // A capture interrupts for as long as it records; pausing for good and taking Now Playing,
+                // as media does, is nothing a microphone should do.
+                if matchers.contains(where: { $0.key == Rule.captureKey }), classes[written.value]?.kind == .primary {
+                    fail(written.location, "class \"\(written.value)\" is of kind primary, which a rule for captures "
+                        + "(`capture` in `match`) cannot name; use a class of kind short (ducks) or call (pauses and resumes)")
+                    continue
+                }
                 rules.append(Rule(name: draft.name, matchers: matchers, className: written.value, spoken: draft.spoken,
                                   unfocused: draft.unfocused, closedWindow: draft.closedWindow,
                                   location: draft.location))

@@ -31,6 +31,13 @@ public struct Rule: Hashable, Sendable {
         matchers.allSatisfy { $0.matches(properties) }
     }
 
+    /// The pseudo-key that is `"yes"` for a microphone capture and `"no"` for a playback stream.
+    public static let captureKey = "capture"
+
+    /// Whether the rule classifies microphone captures: only a rule that names `capture` in its match
+    /// does, so that no rule written for playback (an app's, `app = "*"`) makes a recording interrupt.
+    public var namesCapture: Bool { matchers.contains { $0.key == Self.captureKey } }
+
     /// The fingerprint that made the rule match: for each matcher, the property and the pattern it
     /// matched (nil when the rule does not match). `explain` shows it.
     public func fingerprint(of properties: Properties) -> [PropertyMatcher.Match]? {

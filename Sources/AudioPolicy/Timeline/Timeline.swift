@@ -51,6 +51,8 @@ extension Timeline {
         public var className: String
         /// A hook's interruption: no sound of its own, so no gain to draw.
         public var isHook: Bool
+        /// A microphone recording's interruption (a hook's lane, labelled as a capture).
+        public var isCapture = false
         /// When it first appeared, and when it ended (nil: still there at the end).
         public var start: Milliseconds
         public var ended: Milliseconds?
@@ -231,7 +233,7 @@ struct TimelineRecorder {
             }
             var kinds: Set<Timeline.Band.Kind> = []
             if status.isHook {
-                kinds.insert(.interrupting)
+                if !status.isHeldOff { kinds.insert(.interrupting) }
             } else if status.muted {
                 kinds.insert(.muted)
             } else if status.state == .paused {
@@ -262,6 +264,7 @@ struct TimelineRecorder {
         if let index = laneIndex[id], lanes[index].live || status == nil { return index }
         let lane = Timeline.Lane(stream: id, application: status?.application ?? id.rawValue,
                                  className: status?.className ?? "never started", isHook: status?.isHook ?? false,
+                                 isCapture: status?.isCapture ?? false,
                                  start: now, ended: status == nil ? now : nil, samples: [], bands: [])
         lanes.append(Lane(lane: lane, live: status != nil, className: lane.className))
         laneIndex[id] = lanes.count - 1

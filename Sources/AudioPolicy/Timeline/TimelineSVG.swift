@@ -57,7 +57,7 @@ public struct TimelineSVG: Sendable {
         case .paused: "paused"
         case .muted: "muted (fallback)"
         case .silent: "silent (monitor)"
-        case .interrupting: "hook interruption"
+        case .interrupting: "interruption"
         case .outputLost: "output lost"
         }
     }
@@ -177,7 +177,8 @@ public struct TimelineSVG: Sendable {
         // Labels: id, app, class.
         let name = Self.truncated(lane.stream.rawValue, toWidth: Self.plotLeft - 40, fontSize: 14)
         let app = Self.truncated(lane.application, toWidth: Self.plotLeft - 40, fontSize: 12)
-        let cls = Self.truncated((lane.isHook ? "hook, class " : "class ") + lane.className,
+        let cls = Self.truncated((lane.isCapture ? "recording, class " : lane.isHook ? "hook, class " : "class ")
+                                 + lane.className,
                                  toWidth: Self.plotLeft - 40, fontSize: 12)
         let full = "\(lane.stream.rawValue) (\(lane.application)), class \(lane.className)"
         out += "<text x=\"20\" y=\"\(n(top + 22))\" font-size=\"14\" font-weight=\"bold\" fill=\"#1f2328\">\(Self.escape(name))<title>\(Self.escape(full))</title></text>\n"

@@ -139,8 +139,10 @@ enum PropertyPool {
         .init(properties: ["media.role": "production", "application.name": "obs"], player: nil),
     ]
 
-    /// Apps recording from a microphone (browser and Electron calls, libwebrtc engines).
+    /// Apps recording from a microphone (browser and Electron calls, libwebrtc engines), and dictation
+    /// through parec, which policies/listening.toml makes duck the media while it records.
     static let captures: [Properties] = [
+        ["application.name": "parec", "application.process.binary": "pacat", "application.process.id": "2130"],
         ["application.name": "Chromium", "application.process.id": "2104", "media.name": "RecordStream"],
         ["application.name": "Firefox", "application.process.id": "2103"],
         ["application.name": "WEBRTC VoiceEngine", "application.process.binary": "Discord",

@@ -54,6 +54,30 @@ enum SoundServer {
         return stream
     }
 
+    /// A microphone for tests to record from: a source of its own, no sink's monitor (the server has no
+    /// other), named `name`; returns the module that made it, for ``unloadModule(_:)``. pipewire-pulse has
+    /// no module-null-source; its null sink makes a virtual source when asked.
+    ///
+    /// The default source is put back as it was: PulseAudio makes a new input the default and moves every
+    /// recording of the old default to it, the test monitor's `parec -d policy_test.monitor` included
+    /// (seen on 16.1: the monitor then records the null source's silence).
+    static func loadMicrophone(named name: String) throws -> String {
+        let previous = try run("pactl", "get-default-source").trimmingCharacters(in: .whitespacesAndNewlines)
+        let module = try ((try? run("pactl", "load-module", "module-null-source", "source_name=\(name)"))
+            ?? run("pactl", "load-module", "module-null-sink", "sink_name=\(name)", "media.class=Audio/Source/Virtual"))
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        // Only when it changed: PipeWire keeps its default, and naming one there would pin it in
+        // WirePlumber's saved settings for the tests after.
+        if try run("pactl", "get-default-source").trimmingCharacters(in: .whitespacesAndNewlines) != previous {
+            try run("pactl", "set-default-source", previous)
+        }
+        return module
+    }
+
+    static func unloadModule(_ module: String) {
+        _ = try? run("pactl", "unload-module", module)
+    }
+
     /// Sets a stream's volume as a user would (`pactl set-sink-input-volume`), raw per channel.
     static func setVolume(_ index: UInt32, raw: [UInt32]) throws {
         try run(["pactl", "set-sink-input-volume", String(index)] + raw.map(String.init))
