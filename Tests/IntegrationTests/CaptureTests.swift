@@ -42,7 +42,7 @@ final class CaptureTests {
         let module = try SoundServer.loadMicrophone(named: "meter_test_source")
         defer { SoundServer.unloadModule(module) }
         let recorder = try record(from: "meter_test_source")
-        let capture = try connection.awaitCapture(ofProcess: recorder.pid)
+        let capture = try connection.awaitRecording(ofProcess: recorder.pid)
         #expect(!capture.isMonitor)
         #expect(capture.monitoredSink == nil)
         #expect(capture.applicationName == "parecord")

@@ -93,6 +93,23 @@ final class LoopConnection {
         }
         return found
     }
+
+    /// Waits until the source output of `pid` records (uncorked, on a source) and returns that snapshot.
+    /// pipewire-pulse announces a recording corked and on no source (PA_INVALID_INDEX) before it links
+    /// it; what that first snapshot says about its source is not the recording's.
+    func awaitRecording(ofProcess pid: Int32, seconds: Double = 5) throws -> SourceOutput {
+        var found: SourceOutput?
+        runLoop(until: {
+            found = (self.capturesAdded + self.capturesChanged).last {
+                $0.processID == pid && !$0.corked && $0.sourceIndex != UInt32.max
+            }
+            return found != nil
+        }, seconds: seconds)
+        guard let found else {
+            throw CommandFailure(description: "no recording of pid \(pid); seen: \(capturesAdded) \(capturesChanged)")
+        }
+        return found
+    }
 }
 
 /// Test sounds beside ``Tone``: digital silence.

@@ -58,20 +58,34 @@ enum SoundServer {
     /// other), named `name`; returns the module that made it, for ``unloadModule(_:)``. pipewire-pulse has
     /// no module-null-source; its null sink makes a virtual source when asked.
     ///
-    /// The default source is put back as it was: PulseAudio makes a new input the default and moves every
-    /// recording of the old default to it, the test monitor's `parec -d policy_test.monitor` included
-    /// (seen on 16.1: the monitor then records the null source's silence).
+    /// The server's default source is left unconfigured, as on a fresh server. PulseAudio makes a new
+    /// input the default and moves the recordings that follow the default onto it, the test monitor's
+    /// `parec -d policy_test.monitor` included (seen on 16.1: the monitor then records the null source's
+    /// silence); they are moved back one by one instead of naming the old default again, because a default
+    /// named with `set-default-source` stays configured after the microphone is gone, and Chromium's call
+    /// page then was no longer seen recording (its call stayed ambient in every web-call test after).
     static func loadMicrophone(named name: String) throws -> String {
-        let previous = try run("pactl", "get-default-source").trimmingCharacters(in: .whitespacesAndNewlines)
+        let before = try recordingSources()
         let module = try ((try? run("pactl", "load-module", "module-null-source", "source_name=\(name)"))
             ?? run("pactl", "load-module", "module-null-sink", "sink_name=\(name)", "media.class=Audio/Source/Virtual"))
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        // Only when it changed: PipeWire keeps its default, and naming one there would pin it in
-        // WirePlumber's saved settings for the tests after.
-        if try run("pactl", "get-default-source").trimmingCharacters(in: .whitespacesAndNewlines) != previous {
-            try run("pactl", "set-default-source", previous)
+        // PA_INVALID_INDEX: pipewire-pulse lists a recording not linked yet on no source.
+        for (capture, source) in try recordingSources() {
+            guard let old = before[capture], old != source, old != UInt32.max else { continue }
+            try run("pactl", "move-source-output", String(capture), String(old))
         }
         return module
+    }
+
+    /// Each source output's source, by index (`pactl list short source-outputs`).
+    private static func recordingSources() throws -> [UInt32: UInt32] {
+        var sources: [UInt32: UInt32] = [:]
+        for line in try run("pactl", "list", "short", "source-outputs").split(separator: "\n") {
+            let fields = line.split(separator: "\t")
+            guard fields.count > 1, let capture = UInt32(fields[0]), let source = UInt32(fields[1]) else { continue }
+            sources[capture] = source
+        }
+        return sources
     }
 
     static func unloadModule(_ module: String) {
