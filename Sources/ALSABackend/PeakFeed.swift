@@ -1,3 +1,4 @@
+import AudioPolicy
 import EventLoop
 import SoundServer
 
@@ -19,8 +20,9 @@ final class PeakFeed {
     /// Intervals without a report after which the stream counts as stalled.
     static let stallIntervals: UInt64 = 3
     /// How long (µs) silent peaks are handed in once stalled: the daemon's first-silence wait (1.5 s)
-    /// and its hangover.
-    static let stallCoverage: UInt64 = 2_000_000
+    /// and the longest hangover a policy may set (`[audibility] silence-after`, 2 s), and a peak more.
+    static let stallCoverage: UInt64 = 1_500_000 + UInt64(AudibilityThresholds.longestSilenceAfter) * 1000
+        + UInt64(interval) * 1000
 
     let meter: PeakMeter
     private var timer: MainLoop.Timer?

@@ -122,6 +122,7 @@ public final class Daemon {
             self.focusBus.busChanged(bus)
         }
         actuation.feedLater = feedLater
+        actuation.meters.thresholds = live.engine.policy.audibility
         actuation.meters.onAudibility = { [unowned self] index, audible in
             guard self.actuation.knows(index) else { return }
             self.feed(.audibility(StreamID.playback(index), audible: audible))
@@ -301,6 +302,7 @@ public final class Daemon {
         do {
             let policy = try loadPolicy()
             carryOut(live.engine.replacePolicy(policy, at: clock.now))
+            actuation.meters.thresholds = policy.audibility
             log.info("SIGHUP: policy \(policy.files.joined(separator: " + ")) reloaded")
         } catch {
             log.error("SIGHUP: \(error)\nkeeping the policy in force (\(live.engine.policy.files.joined(separator: " + ")))")

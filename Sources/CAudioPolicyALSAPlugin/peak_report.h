@@ -12,8 +12,9 @@
 /* Internal to the plugin: it is loaded into other programs, and must not add names to them. */
 #pragma GCC visibility push(hidden)
 
-/* The levels the daemon's AudibilityDetector uses (Sources/SoundServer/Metering): a span that
- * crosses from one side of both to the other is worth reporting at once. */
+/* The default levels of the daemon's AudibilityDetector (the policy's [audibility], Sources/AudioPolicy/
+ * Audibility): a span that crosses from one side of both to the other is worth reporting at once. They
+ * pace only the default mode's reports; the daemon meters with an interval and judges by its policy. */
 #define APA_AUDIBLE_ABOVE 0.00316f /* -50 dBFS */
 #define APA_SILENT_BELOW 0.001f    /* -60 dBFS */
 

@@ -2,13 +2,13 @@ import Testing
 @testable import AudioPolicy
 
 /// The embedded default with `dropIns` laid over it, in order, each named `dN.toml` (N from 1).
-private func merged(_ dropIns: [String]) throws(LocatedErrors) -> Policy {
+func merged(_ dropIns: [String]) throws(LocatedErrors) -> Policy {
     try PolicyLoader.load([PolicyText(text: Policy.embeddedDefaultText, file: Policy.embeddedDefaultSource, role: .policy)]
         + dropIns.enumerated().map { PolicyText(text: $0.element, file: "d\($0.offset + 1).toml", role: .dropIn) })
 }
 
 /// The errors merging `dropIns` over the default gives, as `FILE:LINE:COLUMN: message` lines.
-private func errors(_ dropIns: [String]) -> [String] {
+func errors(_ dropIns: [String]) -> [String] {
     do {
         _ = try merged(dropIns)
         return []

@@ -348,7 +348,7 @@ struct PolicyLoaderTests {
             [classes.primary]
             """, errors: [
                 "1:1: no class \"primary\" for streams no rule matches; define [class.primary] or set `class` in [defaults]",
-                "1:2: unknown key `classes` in the policy (did you mean `class`?); allowed keys: defaults, class, rule, outputs, drop-in",
+                "1:2: unknown key `classes` in the policy (did you mean `class`?); allowed keys: defaults, class, rule, outputs, audibility, drop-in",
             ]),
         Bad(name: "unknown key in a rule and in defaults", text: """
             [defaults]

@@ -31,6 +31,16 @@ switch-window = 1000            # ms: the same device back within this (a Blueto
 resume-when-back = "never"      # or e.g. "10 s": a stream paused by the loss plays again if the device is
                                 # back that soon and you have not touched it (nor played anything else)
 
+# When a stream is heard: every stream's peaks are measured while its sound can change a decision (a
+# prompt ducking music, a new song's grace, a call's far end). A peak above `heard-above` is sound; the
+# stream is silent once every peak has stayed below `silent-below` for `silence-after`. Raise them if a
+# dictation app's room noise or a far end's comfort noise keeps your music ducked; lower them if a soft
+# voice is taken for silence. Levels down to -100 dB; `silence-after` at most 2 s.
+[audibility]
+heard-above = "-50 dB"
+silent-below = "-60 dB"
+silence-after = 400             # ms: longer than the pauses between words and notes
+
 # Media playback (music, video, podcasts): another app's media pauses yours for good (no resume) and
 # takes Now Playing. For its first 1.5 s of sound a new stream only ducks the others; silent for
 # 1 s, it stops ducking them.

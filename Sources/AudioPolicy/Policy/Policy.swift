@@ -22,10 +22,13 @@ public struct Policy: Hashable, Sendable {
     public var pauseTimeout: Milliseconds
     /// `[outputs]`: the switch window and whether a device coming back resumes.
     public var outputs: OutputPolicy
+    /// `[audibility]`: when a stream's peaks count as sound and when as silence.
+    public var audibility: AudibilityThresholds
 
     public init(source: String, classes: [String: InterruptionClass], rules: [Rule], defaultClass: String,
                 muteFade: Milliseconds = 500, pauseTimeout: Milliseconds = 1000,
-                outputs: OutputPolicy = OutputPolicy(), files: [String]? = nil) {
+                outputs: OutputPolicy = OutputPolicy(), audibility: AudibilityThresholds = AudibilityThresholds(),
+                files: [String]? = nil) {
         self.source = source
         self.files = files ?? [source]
         self.classes = classes
@@ -34,6 +37,7 @@ public struct Policy: Hashable, Sendable {
         self.muteFade = muteFade
         self.pauseTimeout = pauseTimeout
         self.outputs = outputs
+        self.audibility = audibility
     }
 
     /// The class, spoken flag and matching rule for a stream's properties. A rule that names `capture` in

@@ -12,17 +12,19 @@ struct PolicyLayer: Sendable {
     var rules: [RuleDraft] = []
     var defaults = DefaultsSettings()
     var outputs = OutputsSettings()
+    var audibility = AudibilitySettings()
     /// `[drop-in] disable-rules`: names of rules of the files before this one to turn off.
     var disabledRules: [Written<String>] = []
     /// Where this file's key, type and value errors are, in file order.
     var errors: [LocatedError] = []
 
-    static let rootKeys = ["defaults", "class", "rule", "outputs", "drop-in"]
+    static let rootKeys = ["defaults", "class", "rule", "outputs", "audibility", "drop-in"]
     static let classKeys = ["kind", "above", "grace", "duck", "duck-ramp", "restore-ramp", "hold", "release-after",
                             "on-output-loss", "unfocused", "unfocused-duck", "closed-window"]
     static let ruleKeys = ["name", "match", "class", "spoken", "unfocused", "closed-window"]
     static let defaultsKeys = ["class", "mute-fade", "pause-timeout"]
     static let outputsKeys = ["switch-window", "resume-when-back"]
+    static let audibilityKeys = ["heard-above", "silent-below", "silence-after"]
     static let dropInKeys = ["disable-rules"]
 
     /// `[defaults]` as one file wrote it.
@@ -47,6 +49,13 @@ struct PolicyLayer: Sendable {
         var resumeWhenBack: Written<Milliseconds?>?
     }
 
+    /// `[audibility]` as one file wrote it.
+    struct AudibilitySettings: Sendable {
+        var heardAbove: Written<Level>?
+        var silentBelow: Written<Level>?
+        var silenceAfter: Written<Milliseconds>?
+    }
+
     /// One `[[rule]]` as written, its class not yet looked up. `matchers` is nil when `match` is wrong
     /// or missing (reported): the rule is then left out.
     struct RuleDraft: Sendable {
@@ -68,6 +77,7 @@ struct PolicyLayer: Sendable {
         layer.defaults = readDefaults(root, reader)
         layer.rules = readRules(root, reader)
         layer.outputs = readOutputs(root, reader)
+        layer.audibility = readAudibility(root, reader)
         layer.disabledRules = readDropIn(root, reader)
         layer.errors = reader.errors
         return layer
@@ -185,6 +195,32 @@ extension PolicyLayer {
             outputs.resumeWhenBack = Written(after, at: reader.map.valueLocation(resumePath))
         }
         return outputs
+    }
+
+    /// `[audibility]`: `heard-above` and `silent-below` (levels down to −100 dB), `silence-after` (a
+    /// duration above 0, at most ``AudibilityThresholds/longestSilenceAfter``).
+    private static func readAudibility(_ root: TOMLTable, _ reader: TOMLReader) -> AudibilitySettings {
+        let path: TOMLKeyPath = ["audibility"]
+        var audibility = AudibilitySettings()
+        guard let table = reader.table(root, "audibility", at: .root, expected: "`audibility` must be a table") else {
+            return audibility
+        }
+        reader.checkKeys(table, at: path, allowed: audibilityKeys, in: "[audibility]")
+        let lowest = AudibilityThresholds.lowestDecibels
+        audibility.heardAbove = reader.level(table, "heard-above", at: path, lowest: lowest)
+            .map { Written($0, at: reader.map.valueLocation(path.appending("heard-above"))) }
+        audibility.silentBelow = reader.level(table, "silent-below", at: path, lowest: lowest)
+            .map { Written($0, at: reader.map.valueLocation(path.appending("silent-below"))) }
+        let longest = AudibilityThresholds.longestSilenceAfter
+        if let after = reader.duration(table, "silence-after", at: path) {
+            if after > 0, after <= longest {
+                audibility.silenceAfter = Written(after, at: reader.map.valueLocation(path.appending("silence-after")))
+            } else {
+                reader.fail(reader.map.valueLocation(path.appending("silence-after")),
+                            "`silence-after` must be above 0 and at most \(longest) ms, got \(after) ms")
+            }
+        }
+        return audibility
     }
 
     /// `[drop-in]`: marks the file as a drop-in; `disable-rules` names rules of earlier files to turn off.

@@ -77,7 +77,7 @@ public enum PolicyLoader {
                 return Policy(source: base.file, classes: merged.classes, rules: merged.rules,
                               defaultClass: merged.defaultClass, muteFade: merged.muteFade,
                               pauseTimeout: merged.pauseTimeout, outputs: merged.outputs,
-                              files: layers.map(\.file))
+                              audibility: merged.audibility, files: layers.map(\.file))
             }
         }
         throw LocatedErrors(ordered(errors, files: [Policy.embeddedDefaultSource] + texts.map(\.file)))
@@ -124,6 +124,7 @@ extension PolicyLoader {
         var muteFade: Milliseconds = 500
         var pauseTimeout: Milliseconds = 1000
         var outputs = OutputPolicy()
+        var audibility = AudibilityThresholds()
         var errors: [LocatedError] = []
         /// Each file's place in the merge, to blame a cycle on the latest file that closes it.
         private var fileRank: [String: Int] = [:]
@@ -140,6 +141,7 @@ extension PolicyLoader {
             let names = classes.keys.sorted()
             mergeDefaults(layers, classNames: names)
             mergeOutputs(layers)
+            mergeAudibility(layers)
             rules = mergeRules(layers, classNames: names)
         }
 
@@ -263,6 +265,24 @@ extension PolicyLoader {
             for layer in layers {
                 outputs.switchWindow = layer.outputs.switchWindow?.value ?? outputs.switchWindow
                 if let resume = layer.outputs.resumeWhenBack { outputs.resumeWhenBack = resume.value }
+            }
+        }
+
+        /// `[audibility]` key by key, later files over earlier ones; sound must be louder than silence,
+        /// with the blame on the threshold written last.
+        private mutating func mergeAudibility(_ layers: [PolicyLayer]) {
+            var last: SourceLocation?
+            for layer in layers {
+                let written = layer.audibility
+                audibility.heardAbove = written.heardAbove?.value ?? audibility.heardAbove
+                audibility.silentBelow = written.silentBelow?.value ?? audibility.silentBelow
+                audibility.silenceAfter = written.silenceAfter?.value ?? audibility.silenceAfter
+                last = [written.heardAbove?.location, written.silentBelow?.location].compactMap { $0 }
+                    .max { ($0.line, $0.column) < ($1.line, $1.column) } ?? last
+            }
+            if audibility.silentBelow > audibility.heardAbove, let last {
+                fail(last, "[audibility] `silent-below` (\(Int(audibility.silentBelow.decibels.rounded())) dB) must not be above "
+                    + "`heard-above` (\(Int(audibility.heardAbove.decibels.rounded())) dB): a peak between them keeps a stream as it was")
             }
         }
 

@@ -150,11 +150,12 @@ final class TOMLReader {
     }
 
     /// A level in dB (`"-14 dB"`, -60…0) or a linear factor (0 < x ≤ 1).
-    func level(_ table: TOMLTable, _ key: String, at path: TOMLKeyPath) -> Level? {
+    func level(_ table: TOMLTable, _ key: String, at path: TOMLKeyPath,
+               lowest: Double = Level.floorDecibels) -> Level? {
         guard let value = table[key] else { return nil }
         let expected = "`\(key)` must be a level in dB like \"-14 dB\" or a linear factor like 0.2"
         if let linear = value.double ?? value.int.map(Double.init) {
-            guard linear > 0, linear <= 1 else {
+            guard linear >= Level(decibels: lowest).linear, linear <= 1 else {
                 let written = value.int.map(String.init) ?? "\(linear)"
                 return invalid(path.appending(key),
                                "`\(key)` as a linear factor must be above 0 and at most 1, got \(written)")
@@ -165,9 +166,9 @@ final class TOMLReader {
         guard let decibels = Self.parseDecibels(string) else {
             return invalid(path.appending(key), "\(expected), got \"\(string)\"")
         }
-        guard decibels >= Level.floorDecibels, decibels <= 0 else {
+        guard decibels >= lowest, decibels <= 0 else {
             return invalid(path.appending(key),
-                           "`\(key)` must be between \(Int(Level.floorDecibels)) dB and 0 dB, got \"\(string)\"")
+                           "`\(key)` must be between \(Int(lowest)) dB and 0 dB, got \"\(string)\"")
         }
         return Level(decibels: decibels)
     }

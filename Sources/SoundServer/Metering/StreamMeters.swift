@@ -1,3 +1,4 @@
+import AudioPolicy
 import CPulse
 import EventLoop
 
@@ -24,6 +25,12 @@ package final class StreamMeters {
     static let firstSilence: UInt64 = 1_500_000
 
     private var entries: [UInt32: Entry] = [:]
+    /// The policy's `[audibility]`: new meters judge by it, and a reload hands it to the running ones.
+    package var thresholds = AudibilityThresholds() {
+        didSet {
+            for index in entries.keys { entries[index]?.judge.thresholds = thresholds }
+        }
+    }
     /// Called with a sink input's index and whether it is audible, on the main loop.
     package var onAudibility: (UInt32, Bool) -> Void = { _, _ in }
 
@@ -47,7 +54,7 @@ package final class StreamMeters {
             self.onAudibility(index, true)
         }
         let now = MainLoop.monotonicMicroseconds()
-        entries[index] = Entry(meter: meter, judge: AudibilityDetector(startedAt: now), reported: false, startedAt: now)
+        entries[index] = Entry(meter: meter, judge: AudibilityDetector(startedAt: now, thresholds: thresholds), reported: false, startedAt: now)
         return true
     }
 
@@ -67,14 +74,14 @@ package final class StreamMeters {
         var change = entry.judge.add(peak: peak, at: now)
         if change == .becameSilent, !entry.reported, now &- entry.startedAt < Self.firstSilence {
             // Too early to call it silent: judge afresh from here.
-            entry.judge = AudibilityDetector(startedAt: now)
+            entry.judge = AudibilityDetector(startedAt: now, thresholds: thresholds)
             change = nil
         }
         var audible: Bool?
         switch change {
         case .becameAudible?: audible = true
         case .becameSilent?: audible = false
-        case nil where !entry.reported && peak > entry.judge.settings.audibleAbove: audible = true
+        case nil where !entry.reported && entry.judge.isSound(peak): audible = true
         case nil: break
         }
         if audible != nil { entry.reported = true }

@@ -1,5 +1,5 @@
 import Foundation
-import SoundServer
+import AudioPolicy
 import Testing
 
 @Suite struct AudibilityTests {
@@ -85,17 +85,38 @@ import Testing
     }
 
     @Test func thresholdsAreTheDocumentedOnes() {
-        let settings = AudibilityDetector.Settings()
+        let thresholds = AudibilityThresholds()
         // −50 dBFS and −60 dBFS, 400 ms.
-        #expect(abs(20 * log10(Double(settings.audibleAbove)) + 50) < 0.01)
-        #expect(abs(20 * log10(Double(settings.silentBelow)) + 60) < 0.01)
-        #expect(settings.hangover == 400_000)
+        #expect(abs(thresholds.heardAbove.decibels + 50) < 0.01)
+        #expect(abs(thresholds.silentBelow.decibels + 60) < 0.01)
+        #expect(thresholds.silenceAfter == 400)
+        #expect(Policy.embeddedDefault.audibility == thresholds)
         // Exactly at the audible threshold is not above it; exactly at the silent one is not below.
         var audibility = AudibilityDetector(startedAt: 0)
         _ = feed(&audibility, Array(repeating: 0, count: 5), from: 0)
-        #expect(audibility.add(peak: settings.audibleAbove, at: 600_000) == nil)
+        #expect(audibility.add(peak: Float(thresholds.heardAbove.linear), at: 600_000) == nil)
         var playing = AudibilityDetector(startedAt: 0)
-        #expect(feed(&playing, Array(repeating: settings.silentBelow, count: 10), from: 0).isEmpty)
+        #expect(feed(&playing, Array(repeating: Float(thresholds.silentBelow.linear), count: 10), from: 0).isEmpty)
+    }
+
+    /// A policy's `[audibility]` moves both thresholds and the hangover: the peak between today's
+    /// thresholds (−54 dBFS) is silence under thresholds of −40/−45 dB, and sound under −70/−80 dB; a
+    /// hangover of 800 ms calls a silence at 800 ms, not 400 (the control is the default above).
+    @Test func thresholdsFromThePolicyDecide() {
+        let strict = AudibilityThresholds(heardAbove: Level(decibels: -40), silentBelow: Level(decibels: -45),
+                                          silenceAfter: 800)
+        var underStrict = AudibilityDetector(startedAt: 0, thresholds: strict)
+        let turned = feed(&underStrict, Array(repeating: between, count: 10), from: 0)
+        #expect(turned.map(\.0) == [800_000] && turned.map(\.1) == [.becameSilent])
+        var underDefault = AudibilityDetector(startedAt: 0)
+        #expect(feed(&underDefault, Array(repeating: between, count: 10), from: 0).isEmpty)
+        let lenient = AudibilityThresholds(heardAbove: Level(decibels: -70), silentBelow: Level(decibels: -80))
+        var waking = AudibilityDetector(startedAt: 0)
+        _ = feed(&waking, [0, 0, 0, 0, 0], from: 0)
+        #expect(!waking.isAudible)
+        #expect(waking.add(peak: between, at: 600_000) == nil, "−54 dBFS wakes nothing under the default")
+        waking.thresholds = lenient
+        #expect(waking.add(peak: between, at: 700_000) == .becameAudible, "a reload's thresholds apply at once")
     }
 
     @Test func nanIsNoEvidenceAndTimeGoingBackIsNoSilence() {
