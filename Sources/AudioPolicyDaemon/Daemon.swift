@@ -282,7 +282,7 @@ public final class Daemon {
     /// The server went away and its streams ended for the engine: no hold lingers over the streams of
     /// the next one. Returns whether to connect again (not while stopping: there is nothing to restore).
     private func serverGone() -> Bool {
-        carryOut(live.engine.forgetEndedStreams(at: clock.now))
+        feed(.serverGone)
         if stopping {
             loop.quit(0)
             return false

@@ -125,6 +125,8 @@ public struct Engine: Sendable {
         case let .lastWindowClosed(app):
             focusChanged(.windowClosed(app))
             lastWindowClosed(app, now: now, into: &out)
+        case .serverGone:
+            forgetEndedStreams()
         case .tick:
             break
         }

@@ -97,6 +97,12 @@ public enum Event: Hashable, Sendable {
     /// The focus source went away (the display closed): focus is unknown, and what was ducked for it is
     /// restored until a source speaks again.
     case focusUnknown
+    /// The sound server went away (its connection closed: it stopped, crashed or restarted); each of its
+    /// streams and captures was ended just before. What ended is forgotten at once instead of lingering
+    /// for its class's hold: nothing it did is heard any more, and a prompt that vanished with the old
+    /// server must not duck the first music on the new one. Hooks' interruptions (begun over the control
+    /// socket, not on the server) stay.
+    case serverGone
     /// Time passed: a deadline from ``Engine/nextDeadline`` was reached.
     case tick
 }

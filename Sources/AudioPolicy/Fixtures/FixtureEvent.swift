@@ -83,6 +83,7 @@ public struct FixtureEvent: Hashable, Sendable {
         case let .windowClosed(app): self.init(verb: "window-closed", id: app.description)
         case let .lastWindowClosed(app): self.init(verb: "last-window-closed", id: app.description)
         case .focusUnknown: self.init(verb: "focus-unknown", id: "source gone")
+        case .serverGone: self.init(verb: "server-gone", id: "connection closed")
         case .tick: return nil
         }
     }

@@ -78,7 +78,7 @@ public enum FixtureLoader {
                             "release", "change",
                             "player-gone", "audible", "silent", "measuring", "capture", "capture-end",
                             "player-changed", "pause-ignored", "claim", "stop", "output", "output-gone", "move",
-                            "focus", "window-closed", "last-window-closed", "focus-unknown"]
+                            "focus", "window-closed", "last-window-closed", "focus-unknown", "server-gone"]
         + PlayerStatus.allCases.map(playerStatusVerb)
     /// `player-playing = "org.mpris.MediaPlayer2.NAME"` and the like: what the player says (``PlayerStatus``).
     static func playerStatusVerb(_ status: PlayerStatus) -> String { "player-\(status.rawValue)" }
@@ -223,6 +223,7 @@ extension FixtureLoader {
             case "pause-ignored": return .event(.pauseIgnored(id))
             case "output-gone": return .event(.outputRemoved(OutputID(id.rawValue)))
             case "focus-unknown": return .event(.focusUnknown)
+            case "server-gone": return .event(.serverGone)
             default:
                 guard let status = PlayerStatus.allCases.first(where: { playerStatusVerb($0) == verb }) else { return nil }
                 return .event(.playerStatus(PlayerID(id.rawValue), status))

@@ -440,6 +440,12 @@ struct PropertyGenerator {
             event = .captureStarted(rng.pick(PropertyPool.capturesIDs), rng.pick(PropertyPool.captures))
         case 71..<74:
             event = .captureEnded(captures.isEmpty ? rng.pick(PropertyPool.capturesIDs) : rng.pick(captures))
+        case 74 where rng.chance(0.3):
+            // The server goes away: each of its streams and captures ends, then the engine hears it is gone.
+            let ends = liveOrder.map { PropertyStep(gap: 0, action: .event(.streamEnded($0))) }
+                + captures.map { PropertyStep(gap: 0, action: .event(.captureEnded($0))) }
+            queue.insert(contentsOf: ends.dropFirst() + [PropertyStep(gap: 0, action: .event(.serverGone))], at: 0)
+            event = ends.first.flatMap { if case let .event(first) = $0.action { first } else { nil } } ?? .serverGone
         case 74..<77: event = .tick
         case 77..<80:
             return PropertyStep(gap: g, action: .reload(rng.int(0...(PropertyPolicies.all.count - 1))))
