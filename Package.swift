@@ -49,13 +49,19 @@ let package = Package(
         .target(name: "CMainLoop"),
         // The one thread's event loop over it: timers, descriptor watches, signals.
         .target(name: "EventLoop", dependencies: ["CMainLoop", "CPulse"], swiftSettings: essentials),
-        // The sound server through libpulse: stream snapshots in, volume/mute/stream-restore writes out, peak meters;
-        // the saved levels' bookkeeping and repairs (StreamRestore), which only this backend has.
-        .target(name: "SoundServer", dependencies: ["AudioPolicy", "CPulse", "EventLoop", .product(name: "Logging", package: "swift-log")],
+        // The seam every sound backend implements: the StreamServer protocol, its news and typed values (streams,
+        // outputs, captures, saved entries), meters, and the saved levels' bookkeeping and repairs (StreamRestore)
+        // over a backend's SavedLevels. No C module and no libpulse type.
+        .target(name: "SoundBackend", dependencies: ["AudioPolicy", "EventLoop", .product(name: "Logging", package: "swift-log")],
+                swiftSettings: essentials),
+        // PulseAudio and pipewire-pulse through libpulse: stream snapshots in, volume/mute/stream-restore writes
+        // out, peak meters recording a sink input's monitor.
+        .target(name: "PulseBackend", dependencies: ["AudioPolicy", "SoundBackend", "CPulse", "EventLoop",
+                                                     .product(name: "Logging", package: "swift-log")],
                 swiftSettings: essentials),
         // No sound server: the daemon's side of the ALSA plugin (Sources/CAudioPolicyALSAPlugin), one
         // connection per client PCM on a socket of its own, as a StreamServer.
-        .target(name: "ALSABackend", dependencies: ["AudioPolicy", "SoundServer", "EventLoop", "FoundationGaps"],
+        .target(name: "ALSABackend", dependencies: ["AudioPolicy", "SoundBackend", "EventLoop", "FoundationGaps"],
                 swiftSettings: essentials),
         // The D-Bus session bus on the event loop: MPRIS players followed, our own Now Playing player served.
         .target(name: "SessionBus", dependencies: ["CDBus", "EventLoop", "FoundationGaps"], swiftSettings: essentials),
@@ -65,7 +71,7 @@ let package = Package(
         .target(
             name: "AudioPolicyDaemon",
             dependencies: [
-                "AudioPolicy", "EventLoop", "SoundServer", "ALSABackend", "SessionBus", "ControlProtocol",
+                "AudioPolicy", "EventLoop", "SoundBackend", "PulseBackend", "ALSABackend", "SessionBus", "ControlProtocol",
                 "FoundationGaps", "CXCB", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: essentials
@@ -73,7 +79,7 @@ let package = Package(
         // Clients of the daemon, through the libraries' public interfaces only: `top`, the benchmarks, the soak.
         .target(
             name: "AudioPolicyTools",
-            dependencies: ["AudioPolicy", "AudioPolicyDaemon", "EventLoop", "SoundServer", "SessionBus", "ControlProtocol",
+            dependencies: ["AudioPolicy", "AudioPolicyDaemon", "EventLoop", "SoundBackend", "PulseBackend", "SessionBus", "ControlProtocol",
                            "CPulse", "ALSABackend", "FoundationGaps", .product(name: "Logging", package: "swift-log")],
             swiftSettings: essentials
         ),
@@ -103,13 +109,13 @@ let package = Package(
         .target(name: "TestRequirements", path: "Tests/Requirements"),
         .testTarget(name: "AudioPolicyTests", dependencies: ["AudioPolicy", "Fuzzing", "TestRequirements"]),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "AudioPolicy", "AudioPolicyDaemon", "AudioPolicyTools", "EventLoop", "SoundServer", "SessionBus",
+            "AudioPolicy", "AudioPolicyDaemon", "AudioPolicyTools", "EventLoop", "SoundBackend", "PulseBackend", "SessionBus",
             "ControlProtocol", "FoundationGaps", "Fuzzing", "TestRequirements",
         ]),
         // The shell's pure parts, no server or bus: journal, systemd notification, `top` screen, main loop, MPRIS
         // matching and messages, and actuation and recovery against a fake sound server.
         .testTarget(name: "AudioPolicyDaemonTests", dependencies: [
-            "AudioPolicy", "AudioPolicyDaemon", "AudioPolicyTools", "EventLoop", "SoundServer", "ALSABackend",
+            "AudioPolicy", "AudioPolicyDaemon", "AudioPolicyTools", "EventLoop", "SoundBackend", "PulseBackend", "ALSABackend",
             "SessionBus", "ControlProtocol", "FoundationGaps", "CPulse", "CMainLoop",
         ]),
     ]

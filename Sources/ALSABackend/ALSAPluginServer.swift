@@ -2,7 +2,7 @@ import AudioPolicy
 import EventLoop
 import FoundationEssentials
 import Glibc
-import SoundServer
+import SoundBackend
 
 /// The ALSA plugins in every client, as the daemon's sound server: what to act on when no sound server
 /// runs.
@@ -23,7 +23,7 @@ import SoundServer
 /// - nothing is saved on ALSA (no stream-restore): the saved-entry list is empty and a write is taken
 ///   without doing anything, so the daemon's repairs have nothing to repair. There are no sinks.
 ///
-/// Deliveries keep ``PulseConnection``'s order: `.ready`, the (empty) initial lists, then changes, each
+/// Deliveries keep the pulse backend's order: `.ready`, the (empty) initial lists, then changes, each
 /// on the loop and never inside the call that caused it.
 public final class ALSAPluginServer: StreamServer {
     /// The fade of a MUTE (ms): the daemon fades a stream out before it mutes it, so this only keeps a
@@ -38,7 +38,7 @@ public final class ALSAPluginServer: StreamServer {
 
     // MARK: State
 
-    public private(set) var state: PulseConnection.State = .unconnected
+    public private(set) var state: ConnectionState = .unconnected
     public var isReady: Bool { state == .ready }
     public private(set) var serverDescription: String?
     /// The socket path served.
@@ -231,10 +231,10 @@ public final class ALSAPluginServer: StreamServer {
 
     // MARK: - Measuring
 
-    public func meter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> PeakMeter? {
+    public func meter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> (any StreamMeter)? {
         guard let number = byIndex[sinkInput], let stream = streams[number], !stream.isCapture,
               feeds[sinkInput] == nil else { return nil }
-        let meter = PeakMeter(fedPeaksOf: sinkInput, onClose: { [weak self] in
+        let meter = FedMeter(fedPeaksOf: sinkInput, onClose: { [weak self] in
             guard let self, self.feeds.removeValue(forKey: sinkInput) != nil else { return }
             self.connections[number]?.send(.meter(intervalMilliseconds: PluginMessage.meterOff))
         }, onPeak: onPeak)

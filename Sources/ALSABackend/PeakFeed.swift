@@ -1,8 +1,8 @@
 import AudioPolicy
 import EventLoop
-import SoundServer
+import SoundBackend
 
-/// Feeds one ALSA stream's PEAK reports to its ``PeakMeter``, and tells a stalled stream's silence.
+/// Feeds one ALSA stream's PEAK reports to its ``FedMeter``, and tells a stalled stream's silence.
 ///
 /// The meter gets `peak_out`, the peak after the plugin's gain: PulseAudio's per-stream monitor, which
 /// the daemon measures with on a sound server, carries the stream after its volume too, so a ducked or
@@ -24,12 +24,12 @@ final class PeakFeed {
     static let stallCoverage: UInt64 = 1_500_000 + UInt64(AudibilityThresholds.longestSilenceAfter) * 1000
         + UInt64(interval) * 1000
 
-    let meter: PeakMeter
+    let meter: FedMeter
     private var timer: MainLoop.Timer?
     private var stalledSince: UInt64?
 
     /// Feeds `meter`; the stall timer starts now (a stream metered but already stalled counts too).
-    init(meter: PeakMeter, loop: MainLoop) {
+    init(meter: FedMeter, loop: MainLoop) {
         self.meter = meter
         timer = MainLoop.Timer(loop: loop) { [unowned self] in self.stallTick() }
         armForStall()

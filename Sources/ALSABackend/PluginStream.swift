@@ -1,6 +1,6 @@
 import AudioPolicy
 import EventLoop
-import SoundServer
+import SoundBackend
 
 /// What the daemon knows of one plugin stream, and how it reads as a sound server's stream.
 ///

@@ -4,8 +4,9 @@ import EventLoop
 import FoundationEssentials
 import Glibc
 import Logging
+import PulseBackend
 import SessionBus
-import SoundServer
+import SoundBackend
 
 /// What `audio-policyd run` was asked for.
 public struct DaemonOptions: Sendable {

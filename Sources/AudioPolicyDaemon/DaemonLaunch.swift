@@ -60,7 +60,7 @@ public enum DaemonLaunch {
     /// - Returns: the exit code: the daemon's, or 1 for a policy that does not load.
     /// - Parameter backend: the sound system to act on; `auto` is resolved here, once.
     public static func run(policy explicit: String?, socket: String?, verbose: Bool,
-                           backend: SoundBackend = .auto, nowPlaying: NowPlayingName = .own) throws -> Int32 {
+                           backend: BackendChoice = .auto, nowPlaying: NowPlayingName = .own) throws -> Int32 {
         let layers = PolicyFile.inForce(explicit: explicit)
         let loaded: Policy
         do {
@@ -98,10 +98,10 @@ public enum DaemonLaunch {
         public var policy: String?
         public var socket: String?
         public var verbose = false
-        public var backend = SoundBackend.auto
+        public var backend = BackendChoice.auto
         public var nowPlaying = NowPlayingName.own
 
-        public init(policy: String? = nil, socket: String? = nil, verbose: Bool = false, backend: SoundBackend = .auto,
+        public init(policy: String? = nil, socket: String? = nil, verbose: Bool = false, backend: BackendChoice = .auto,
                     nowPlaying: NowPlayingName = .own) {
             self.policy = policy
             self.socket = socket
@@ -151,7 +151,7 @@ public enum DaemonLaunch {
                 case "--socket": parsed.socket = try value()
                 case "--backend":
                     let name = try value()
-                    guard let backend = SoundBackend(rawValue: name) else {
+                    guard let backend = BackendChoice(rawValue: name) else {
                         throw UsageError(description: "unknown backend '\(name)' (alsa, pulse or auto)")
                     }
                     parsed.backend = backend
@@ -194,7 +194,7 @@ public enum DaemonLaunch {
             OPTIONS:
               --policy <policy>       \(policyHelp)
               --socket <socket>       \(socketHelp)
-              --backend <backend>     \(SoundBackend.help)
+              --backend <backend>     \(BackendChoice.help)
               -v, --verbose           \(verboseHelp)
               --now-playing <now-playing>
                                       \(nowPlayingHelp)

@@ -1,5 +1,6 @@
 import AudioPolicy
-import SoundServer
+import PulseBackend
+import SoundBackend
 
 extension OutputID {
     /// A sink, by its index on the server.

@@ -34,7 +34,7 @@ struct Bench: ParsableCommand {
     var noLive = false
 
     @Option(help: "Live part on: pulse (the sound server in PULSE_SERVER), alsa (a daemon of its own in ALSA mode, its streams speaking the plugin's protocol), or auto (default: pulse when a server answers, else alsa).")
-    var backend: SoundBackend = .auto
+    var backend: BackendChoice = .auto
 
     func run() throws {
         print("engine decision, \(streams) streams alive (µs): \(EngineBenchmark.decisionTimes(streams: streams))")

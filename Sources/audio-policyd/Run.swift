@@ -23,8 +23,8 @@ struct Run: ParsableCommand {
     @Flag(name: .shortAndLong, help: ArgumentHelp(DaemonLaunch.verboseHelp))
     var verbose = false
 
-    @Option(name: .long, help: ArgumentHelp(SoundBackend.help))
-    var backend: SoundBackend = .auto
+    @Option(name: .long, help: ArgumentHelp(BackendChoice.help))
+    var backend: BackendChoice = .auto
 
     @Option(name: .long, help: ArgumentHelp(DaemonLaunch.nowPlayingHelp))
     var nowPlaying: NowPlayingName = .own
@@ -52,4 +52,4 @@ struct Run: ParsableCommand {
 }
 
 extension NowPlayingName: ExpressibleByArgument {}
-extension SoundBackend: ExpressibleByArgument {}
+extension BackendChoice: ExpressibleByArgument {}

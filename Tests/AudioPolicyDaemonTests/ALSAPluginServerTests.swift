@@ -4,7 +4,8 @@ import AudioPolicy
 import EventLoop
 import Foundation
 import Glibc
-import SoundServer
+import PulseBackend
+import SoundBackend
 import Testing
 
 /// The ALSA backend on a real socket, with ``PluginClient`` in the plugin's place: what it reports to the

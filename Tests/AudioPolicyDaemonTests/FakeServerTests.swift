@@ -1,7 +1,8 @@
 import AudioPolicy
 @testable import AudioPolicyDaemon
 import Foundation
-import SoundServer
+import PulseBackend
+import SoundBackend
 import Testing
 
 /// The daemon's actuation and recovery against a ``FakeSoundServer``: no sound server, no session bus.

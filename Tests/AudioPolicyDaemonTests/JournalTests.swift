@@ -1,7 +1,8 @@
 import AudioPolicy
 import AudioPolicyDaemon
 import Foundation
-import SoundServer
+import PulseBackend
+import SoundBackend
 import Testing
 
 @Suite("Journal: format, atomic file, corrupt files")

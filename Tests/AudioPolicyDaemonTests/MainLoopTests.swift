@@ -1,7 +1,8 @@
 import AudioPolicy
 import EventLoop
 import Foundation
-import SoundServer
+import PulseBackend
+import SoundBackend
 import Testing
 
 /// The main loop's own event sources, and channel volumes: pure, no sound server needed.

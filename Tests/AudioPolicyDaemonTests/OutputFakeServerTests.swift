@@ -1,6 +1,7 @@
 @testable import AudioPolicyDaemon
 import Foundation
-import SoundServer
+import PulseBackend
+import SoundBackend
 import Testing
 
 /// Output loss through the daemon against a ``FakeSoundServer``: a jack pulled (a port's availability —

@@ -1,7 +1,8 @@
 import Foundation
-import SoundServer
-import Testing
+import PulseBackend
+import SoundBackend
 import TestRequirements
+import Testing
 
 // Capture streams (source outputs) as PulseConnection reports them, on a real server.
 

@@ -1,9 +1,10 @@
 import AudioPolicy
 import ControlProtocol
 import Foundation
-import SoundServer
-import Testing
+import PulseBackend
+import SoundBackend
 import TestRequirements
+import Testing
 
 // The daemon's behaviour on real components: the built `audio-policyd` binary, a real sound server
 // (PulseAudio, or PipeWire with pipewire-pulse: scripts/test runs this suite against both), real

@@ -2,9 +2,10 @@ import AudioPolicy
 import AudioPolicyTools
 import EventLoop
 import Foundation
-import SoundServer
-import Testing
+import PulseBackend
+import SoundBackend
 import TestRequirements
+import Testing
 
 // A peak meter on a real server's sink input (PULSE_SERVER, AUDIO_POLICYD_SERVER_KIND; see scripts/test).
 
@@ -33,7 +34,7 @@ final class PeakMeterTests {
 
     /// A meter on `stream` that records its peaks with their arrival times.
     private func meter(_ stream: SinkInput, into peaks: Peaks) throws -> PeakMeter {
-        let meter = try #require(connection.pulse.meter(sinkInput: stream.index, sink: stream.sinkIndex) { peak in
+        let meter = try #require(connection.pulse.peakMeter(sinkInput: stream.index, sink: stream.sinkIndex) { peak in
             peaks.add(peak)
         })
         return meter
@@ -170,7 +171,7 @@ final class PeakMeterTests {
             let stream = try connection.awaitStream(ofProcess: player.pid)
             let announced = try #require(connection.announced[stream.index])
             var loudAt: UInt64?
-            let meter = try #require(connection.pulse.meter(sinkInput: stream.index, sink: stream.sinkIndex) { peak in
+            let meter = try #require(connection.pulse.peakMeter(sinkInput: stream.index, sink: stream.sinkIndex) { peak in
                 if loudAt == nil, peak > Float(AudibilityThresholds().heardAbove.linear) { loudAt = MainLoop.monotonicMicroseconds() }
             })
             try #require(connection.runLoop(until: { loudAt != nil }), "no loud peak")
@@ -207,7 +208,7 @@ final class PeakMeterTests {
         for count in [0, 1, 10] {
             var peaks = 0
             let meters = try streams.prefix(count).map { stream in
-                try #require(connection.pulse.meter(sinkInput: stream.index, sink: stream.sinkIndex) { _ in peaks += 1 })
+                try #require(connection.pulse.peakMeter(sinkInput: stream.index, sink: stream.sinkIndex) { _ in peaks += 1 })
             }
             connection.run(for: 1)
             peaks = 0

@@ -1,9 +1,10 @@
 import AudioPolicy
 import EventLoop
 import Foundation
-import SoundServer
-import Testing
+import PulseBackend
+import SoundBackend
 import TestRequirements
+import Testing
 
 // Runs against a real sound server named by PULSE_SERVER, e.g.
 //

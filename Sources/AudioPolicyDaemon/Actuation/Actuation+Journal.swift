@@ -4,7 +4,8 @@ import FoundationEssentials
 import FoundationGaps
 import Glibc
 import Logging
-import SoundServer
+import PulseBackend
+import SoundBackend
 
 /// The crash-safe journal in actuation: written before a stream is changed, cleared once it is put
 /// back, and replayed after a crash or a sound server restart so nothing stays ducked or muted.

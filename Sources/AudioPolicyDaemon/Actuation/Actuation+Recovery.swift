@@ -2,7 +2,8 @@ import AudioPolicy
 import EventLoop
 import FoundationEssentials
 import Logging
-import SoundServer
+import PulseBackend
+import SoundBackend
 
 /// Crash recovery: what an earlier run, or a server that went away, left changed is put back before
 /// the engine hears of the streams, and the saved entries our writes spoiled are repaired.

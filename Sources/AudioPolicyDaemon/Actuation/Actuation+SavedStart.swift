@@ -1,6 +1,7 @@
 import AudioPolicy
 import Logging
-import SoundServer
+import PulseBackend
+import SoundBackend
 
 /// A new stream that the server started at a level it saved from one of our ducks or fades (see
 /// ``SavedWrites``): its own level is the one that duck was taken from, not the duck.

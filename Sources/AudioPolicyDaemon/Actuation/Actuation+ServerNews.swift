@@ -1,7 +1,8 @@
 import AudioPolicy
 import EventLoop
 import Logging
-import SoundServer
+import PulseBackend
+import SoundBackend
 
 /// What the server said of a sink input, taken into the stream table (server intake calls these around
 /// telling the engine).

@@ -2,7 +2,8 @@ import AudioPolicy
 import EventLoop
 import FoundationEssentials
 import Logging
-import SoundServer
+import PulseBackend
+import SoundBackend
 
 /// Carries out the engine's commands on the sound server and the players, journal first.
 ///

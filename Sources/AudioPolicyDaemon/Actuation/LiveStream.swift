@@ -1,5 +1,6 @@
 import AudioPolicy
-import SoundServer
+import PulseBackend
+import SoundBackend
 
 /// The shell's record of one sink input: the server's latest snapshot, the user's own volume (what
 /// a factor of 1 means), and the factor last written.

@@ -1,6 +1,7 @@
 import AudioPolicy
+import PulseBackend
 import SessionBus
-import SoundServer
+import SoundBackend
 
 /// The sandboxed apps' streams, told apart by their real identity before anything else reads them.
 ///

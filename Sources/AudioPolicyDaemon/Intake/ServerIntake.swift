@@ -1,8 +1,9 @@
 import AudioPolicy
 import EventLoop
 import Logging
+import PulseBackend
 import SessionBus
-import SoundServer
+import SoundBackend
 
 /// The sound server as a source of engine events: connecting and reconnecting, and turning its news of
 /// sink inputs and microphones into ``Event``s.

@@ -1,5 +1,6 @@
 import AudioPolicy
-import SoundServer
+import PulseBackend
+import SoundBackend
 
 /// What the daemon changed on one stream, written down *before* it changed it: enough to put the
 /// stream back as the user had it, or, once the stream is gone, to repair the volume and mute the

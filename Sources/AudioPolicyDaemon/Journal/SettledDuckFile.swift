@@ -2,7 +2,8 @@ import AudioPolicy
 import FoundationEssentials
 import FoundationGaps
 import Glibc
-import SoundServer
+import PulseBackend
+import SoundBackend
 
 /// The levels our ducks settled at, kept from run to run: `settled-ducks.json` beside the journal's
 /// durable copy (the state folder).

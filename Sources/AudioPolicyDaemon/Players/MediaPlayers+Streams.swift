@@ -1,7 +1,8 @@
 import AudioPolicy
 import Logging
+import PulseBackend
 import SessionBus
-import SoundServer
+import SoundBackend
 
 /// Which player plays each stream: found when the stream starts, again whenever a player or a claim
 /// comes or goes.

@@ -1,8 +1,9 @@
 import AudioPolicy
 import ControlProtocol
 import Logging
+import PulseBackend
 import SessionBus
-import SoundServer
+import SoundBackend
 
 /// Now Playing as the desktop sees it: who owns it (the engine decides), what `status` and `now-playing`
 /// show, and our own MPRIS player, which mirrors the owner and forwards media keys to it.

@@ -2,7 +2,8 @@ import AudioPolicy
 import ControlProtocol
 import FoundationEssentials
 import Logging
-import SoundServer
+import PulseBackend
+import SoundBackend
 
 /// What the daemon shows of itself: the log of decisions, `status`, event lines to subscribers, and
 /// Now Playing (``NowPlaying``).

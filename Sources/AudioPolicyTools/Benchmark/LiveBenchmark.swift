@@ -5,7 +5,8 @@ import FoundationEssentials
 import FoundationGaps
 import Glibc
 import Logging
-import SoundServer
+import PulseBackend
+import SoundBackend
 
 /// Measures the daemon on the real sound server in `PULSE_SERVER`: reaction time from the server
 /// announcing a navigation prompt to our duck requests for every stream, with `streams` other

@@ -2,7 +2,8 @@ import AudioPolicy
 import CPulse
 import FoundationEssentials
 import Glibc
-import SoundServer
+import PulseBackend
+import SoundBackend
 
 /// One generated playback stream on a libpulse context: silence or a tone, optionally created corked
 /// and at a volume of its own.

@@ -2,7 +2,8 @@ import CPulse
 import EventLoop
 import FoundationEssentials
 import Glibc
-import SoundServer
+import PulseBackend
+import SoundBackend
 
 /// The benchmark's "other streams": `count` playback streams from one client connection (PulseAudio
 /// takes at most 64 clients; pipewire-pulse has no server-side generator), playing silence, or held

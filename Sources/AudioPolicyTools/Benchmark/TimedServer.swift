@@ -1,7 +1,8 @@
 import AudioPolicy
 import AudioPolicyDaemon
 import EventLoop
-import SoundServer
+import PulseBackend
+import SoundBackend
 
 /// The real sound server with stopwatches on, for `bench`: the daemon runs on it unchanged and is timed
 /// from the outside.
@@ -83,7 +84,7 @@ public final class TimedServer: StreamServer {
         sinkRemovedAt = nil
     }
 
-    public func meter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> PeakMeter? {
+    public func meter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> (any StreamMeter)? {
         inner.meter(sinkInput: sinkInput, sink: sink) { [unowned self] peak in
             let peakAt = MainLoop.monotonicMicroseconds()
             let writesBefore = volumeWrites

@@ -1,7 +1,8 @@
 import AudioPolicy
 import CPulse
 import EventLoop
-import SoundServer
+import PulseBackend
+import SoundBackend
 
 /// One app of the soak: a libpulse client of its own with one playback stream, known to the daemon
 /// by a process id of its own (`application.process.id`; no such process exists), so that it

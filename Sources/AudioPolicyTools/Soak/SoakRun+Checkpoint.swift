@@ -5,7 +5,8 @@ import EventLoop
 import FoundationEssentials
 import FoundationGaps
 import Glibc
-import SoundServer
+import PulseBackend
+import SoundBackend
 
 // Checkpoints: a quiet moment made on purpose (everything that interrupts ended), awaited through the
 // daemon's and the server's events, then compared with what the user chose.

@@ -3,7 +3,8 @@ import EventLoop
 import FoundationEssentials
 import FoundationGaps
 import Glibc
-import SoundServer
+import PulseBackend
+import SoundBackend
 
 /// An output that comes and goes in the soak: a sink with a Bluetooth headset's properties that the
 /// soak loads, the user moves streams onto, and that then goes away in one of three ways.

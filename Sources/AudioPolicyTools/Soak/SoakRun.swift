@@ -4,7 +4,8 @@ import EventLoop
 import FoundationEssentials
 import FoundationGaps
 import Glibc
-import SoundServer
+import PulseBackend
+import SoundBackend
 
 /// A soak: minutes of churn on the real sound server that the daemon is connected to, with the
 /// daemon's promise checked at quiet moments — audio is never left quiet, muted or paused by something

@@ -1,5 +1,6 @@
 import AudioPolicy
-import SoundServer
+import PulseBackend
+import SoundBackend
 /// What the user chose, as the soak remembers it: each live stream's own level (the volume its app
 /// asked for, or the user's last change) and mute, and for each stream-restore key every level the
 /// user (or an app) had for a stream of that key — the only levels a saved entry may hold.

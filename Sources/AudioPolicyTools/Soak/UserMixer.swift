@@ -1,6 +1,7 @@
 import AudioPolicy
 import EventLoop
-import SoundServer
+import PulseBackend
+import SoundBackend
 /// The user's mixer in the soak: a libpulse connection of its own, as pavucontrol has, through which
 /// the user changes streams' volumes and mutes, and from which the soak reads what the server reports
 /// (every sink input, live, and the saved stream-restore entries).

@@ -1,5 +1,6 @@
 import EventLoop
-import SoundServer
+import PulseBackend
+import SoundBackend
 /// The peak meters `top` draws: one per stream the daemon reports, on top's own connection to the
 /// sound server.
 ///
@@ -47,7 +48,7 @@ final class TopMeters {
         guard isConnected else { return }
         for index in streams.sorted() where meters[index] == nil {
             // No sink named: the server picks the monitor of the one the stream plays to.
-            guard let meter = pulse.meter(sinkInput: index, sink: UInt32.max, onPeak: { [unowned self] peak in
+            guard let meter = pulse.peakMeter(sinkInput: index, sink: UInt32.max, onPeak: { [unowned self] peak in
                 guard meters[index] != nil else { return }
                 peaks[index] = peak
                 onPeak()

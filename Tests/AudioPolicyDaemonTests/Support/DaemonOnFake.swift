@@ -2,7 +2,8 @@ import AudioPolicy
 @testable import AudioPolicyDaemon
 import EventLoop
 import Foundation
-import SoundServer
+import PulseBackend
+import SoundBackend
 
 /// A daemon on its own loop, connected to a ``FakeSoundServer`` (or to what `makeServer` makes: the ALSA
 /// backend), with its journal and control socket in `directory`. No signals are caught and no session bus is used (without one, players are not paused).

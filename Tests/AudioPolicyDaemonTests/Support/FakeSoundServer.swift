@@ -1,6 +1,7 @@
 import AudioPolicy
 import EventLoop
-import SoundServer
+import PulseBackend
+import SoundBackend
 
 /// A sound server in memory, for unit tests of the daemon's actuation and recovery without a real one.
 ///
@@ -274,7 +275,7 @@ final class FakeServerConnection: StreamServer, SavedLevels {
     }
 
     /// No meters: the engine takes what it would measure as audible.
-    func meter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> PeakMeter? { nil }
+    func meter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> (any StreamMeter)? { nil }
 
     // MARK: - From the server
 

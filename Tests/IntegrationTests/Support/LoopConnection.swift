@@ -1,6 +1,7 @@
 import EventLoop
 import Foundation
-import SoundServer
+import PulseBackend
+import SoundBackend
 
 /// A ``PulseConnection`` on a loop the test runs itself (no daemon): records what the connection
 /// reports, sink inputs and source outputs alike, so a test can run the loop until something arrived.

@@ -1,4 +1,5 @@
 import CPulse
+import SoundBackend
 
 /// Measures how loud one sink input plays: a record stream on the monitor
 /// of the sink the sink input plays to, restricted to that sink input
@@ -29,7 +30,7 @@ import CPulse
 /// Main loop only, like everything on the connection. The meter owns its
 /// `pa_stream` and holds a reference on the context, so it stays safe to
 /// use (and to close) after the connection reconnected or went away.
-public final class PeakMeter {
+public final class PeakMeter: StreamMeter {
     public enum State: Equatable, Sendable {
         /// Looking up the monitor source, or connecting the stream.
         case starting
@@ -47,11 +48,6 @@ public final class PeakMeter {
     /// ``PulseConnection/meter(sinkInput:sink:onPeak:)``): about 6 deliveries a second too.
     public static let rate: UInt32 = 6
     static let pipeWireRate: UInt32 = 10
-    /// The property that marks our meter streams (``SourceOutput/isOwnMeter``).
-    public static let markerKey = "audio-policyd.meter"
-    public static let markerValue = "1"
-    /// The meter stream's `media.name`: the name mixers give their peak streams.
-    public static let streamName = "Peak detect"
     /// Failures in a row (without a peak in between) after which the meter gives up.
     static let maxFailuresInARow = 3
 
@@ -71,11 +67,9 @@ public final class PeakMeter {
     /// Times the meter connected again after its stream failed (moves followed).
     public private(set) var reconnections = 0
 
-    /// The libpulse context recorded through; nil for a meter fed by its backend (``init(fedPeaksOf:onClose:onPeak:)``).
-    private let context: OpaquePointer?
+    /// The libpulse context recorded through.
+    private let context: OpaquePointer
     private var stream: OpaquePointer?
-    /// A fed meter's way to tell its backend to stop reporting.
-    private var onClose: (() -> Void)?
     private let box: Box
     private var failuresInARow = 0
     private let fragmentSamples: UInt32
@@ -106,25 +100,9 @@ public final class PeakMeter {
         }
     }
 
-    /// A meter whose peaks its backend measures and hands in with ``deliver(_:)`` (the ALSA plugin
-    /// measures every stream itself): the same surface to the daemon as a recording one, so its
-    /// audibility is judged the same way. `onClose` runs once, at ``close()``, so the backend can stop
-    /// reporting.
-    public init(fedPeaksOf sinkInput: UInt32, onClose: @escaping () -> Void, onPeak: @escaping (Float) -> Void) {
-        context = nil
-        self.sinkInput = sinkInput
-        sink = invalidIndex
-        self.onPeak = onPeak
-        self.onClose = onClose
-        rate = Self.rate
-        fragmentSamples = 1
-        box = Box()
-        state = .measuring
-    }
-
     deinit {
         tearDownStream()
-        if let context { pa_context_unref(context) }
+        pa_context_unref(context)
     }
 
     /// Disconnects the stream; no more peaks, no ``onEnd``. Safe to call twice.
@@ -133,22 +111,6 @@ public final class PeakMeter {
         tearDownStream()
         if case .ended = state { return }
         state = .ended("closed")
-        onClose.take()?()
-    }
-
-    // MARK: - A fed meter
-
-    /// A fed meter's next peak (linear, 1 = full scale); nothing once the meter has ended.
-    public func deliver(_ peak: Float) {
-        guard state == .measuring else { return }
-        peakCount += 1
-        onPeak(peak)
-    }
-
-    /// A fed meter's stream ended: ``onEnd`` is told, as when a recorded sink input goes away.
-    public func finish(_ reason: String) {
-        onClose = nil
-        end(reason)
     }
 
     // MARK: - Connecting
@@ -177,9 +139,9 @@ public final class PeakMeter {
     private func connect(to source: UInt32?) {
         self.source = source
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: rate, channels: 1)
-        let properties = PropertyList.make([Self.markerKey: Self.markerValue, "media.name": Self.streamName])
+        let properties = PropertyList.make([MeterMarker.key: MeterMarker.value, "media.name": MeterMarker.streamName])
         defer { pa_proplist_free(properties) }
-        guard let stream = pa_stream_new_with_proplist(context, Self.streamName, &spec, nil, properties) else {
+        guard let stream = pa_stream_new_with_proplist(context, MeterMarker.streamName, &spec, nil, properties) else {
             end("pa_stream_new: \(errorText)")
             return
         }
@@ -306,7 +268,7 @@ public final class PeakMeter {
         pa_stream_unref(stream)
     }
 
-    private var errorText: String { context.map(PulseConnection.errorText) ?? "no server" }
+    private var errorText: String { PulseConnection.errorText(context) }
 }
 
 // MARK: - C side

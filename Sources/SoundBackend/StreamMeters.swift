@@ -1,5 +1,4 @@
 import AudioPolicy
-import CPulse
 import EventLoop
 
 /// The peak meters of the streams the engine wants measured, turning their peaks into audible and
@@ -7,13 +6,13 @@ import EventLoop
 ///
 /// The engine asks for a stream to be measured only while its sound can change a decision
 /// (``AudioPolicy/Command/measure(_:_:)``), so music playing alone has no meter and the daemon no
-/// wake-ups; each meter wakes the loop about 6 times a second (``PeakMeter/rate``; at most 10 with the server's own events).
+/// wake-ups; each meter wakes the loop about 6 times a second (a pulse meter records 6 peaks a second; at most 10 with the server's own events).
 /// The first report of a meter says what it found, whichever it is — the first loud peak, or a silence
 /// as long as the hangover — so the engine learns both "heard" and "silent since it started"; after
 /// that only changes are reported.
 package final class StreamMeters {
     private struct Entry {
-        var meter: PeakMeter
+        var meter: any StreamMeter
         var judge: AudibilityDetector
         var reported: Bool
         let startedAt: UInt64

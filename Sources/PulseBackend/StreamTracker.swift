@@ -1,5 +1,6 @@
 import AudioPolicy
 import EventLoop
+import SoundBackend
 
 /// What a ``PulseConnection`` remembers between subscription events to turn
 /// them into stream snapshots: known sink inputs and client property lists,

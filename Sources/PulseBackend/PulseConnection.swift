@@ -1,6 +1,7 @@
 import AudioPolicy
 import CPulse
 import EventLoop
+import SoundBackend
 
 /// The daemon's connection to the sound server (PulseAudio, or PipeWire
 /// through pipewire-pulse): a `pa_context` on the daemon's ``MainLoop``.
@@ -22,20 +23,8 @@ import EventLoop
 /// pulse.connect()
 /// ```
 public final class PulseConnection {
-    /// Where the connection stands.
-    public enum State: Equatable, Sendable {
-        /// Not connected; call ``PulseConnection/connect()``.
-        case unconnected
-        /// Connecting, authenticating, setting the client name.
-        case connecting
-        /// Connected; the server has described itself (``PulseConnection/serverDescription``).
-        /// The initial snapshot follows.
-        case ready
-        /// The connection could not be made or broke; the reason is libpulse's.
-        case failed(String)
-        /// ``PulseConnection/disconnect()`` was called.
-        case terminated
-    }
+    /// Where the connection stands (the seam's ``ConnectionState``).
+    public typealias State = ConnectionState
 
     // MARK: - What the daemon hears
 

@@ -8,7 +8,7 @@
 /// the sinks as `.sinkAdded`, then changes as they come.
 public enum ServerNews {
     /// The connection's state changed.
-    case state(PulseConnection.State)
+    case state(ConnectionState)
     /// Every playback stream that existed when tracking began; once per connection.
     case initialStreams([SinkInput])
     /// A playback stream appeared (its client is known).

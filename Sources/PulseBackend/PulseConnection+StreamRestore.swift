@@ -1,5 +1,6 @@
 import AudioPolicy
 import CPulse
+import SoundBackend
 
 // The server's stream-restore database, through the ext-stream-restore
 // protocol extension (PulseAudio's module-stream-restore; pipewire-pulse

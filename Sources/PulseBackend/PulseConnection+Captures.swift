@@ -1,4 +1,5 @@
 import CPulse
+import SoundBackend
 
 // Capture streams (source outputs): who records what, and whether it is a
 // sink's monitor. Same pattern as the sink inputs (PulseConnection+Streams):

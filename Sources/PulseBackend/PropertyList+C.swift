@@ -1,7 +1,8 @@
 import CPulse
+import SoundBackend
 
 /// Conversion of libpulse property lists (`pa_proplist`) into Swift values.
-public enum PropertyList {
+extension PropertyList {
     /// The string-valued entries of `proplist`; binary values are skipped.
     public static func dictionary(_ proplist: OpaquePointer?) -> [String: String] {
         guard let proplist else { return [:] }
@@ -25,13 +26,5 @@ public enum PropertyList {
             pa_proplist_sets(proplist, key, value)
         }
         return proplist
-    }
-
-    /// A stream's properties with its client's added where the stream lacks them (sink inputs and source
-    /// outputs alike: pipewire-pulse, for example, puts `pipewire.access.portal.app_id` and the
-    /// `pipewire.sec.*` keys on the client alone).
-    static func merged(stream: [String: String], client: [String: String]?) -> [String: String] {
-        guard let client else { return stream }
-        return stream.merging(client) { streamValue, _ in streamValue }
     }
 }

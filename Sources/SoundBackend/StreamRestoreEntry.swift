@@ -1,5 +1,4 @@
 import AudioPolicy
-import CPulse
 
 /// One saved entry of the server's stream-restore database: the volume,
 /// mute and device it gives the next stream with the same key.
@@ -26,20 +25,5 @@ public struct StreamRestoreEntry: Equatable, Sendable {
         self.volume = volume
         self.muted = muted
         self.device = device
-    }
-}
-
-// MARK: - C bridging
-
-extension StreamRestoreEntry {
-    /// Copies `info`; an entry without a name is not an entry.
-    init?(_ info: pa_ext_stream_restore_info) {
-        guard let name = info.name else { return nil }
-        self.init(
-            name: String(cString: name),
-            volume: info.volume.channels > 0
-                ? ChannelVolumes(info.volume, channelMap: info.channel_map) : nil,
-            muted: info.mute != 0,
-            device: info.device.map { String(cString: $0) })
     }
 }

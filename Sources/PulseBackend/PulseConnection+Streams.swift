@@ -1,6 +1,7 @@
 import AudioPolicy
 import CPulse
 import EventLoop
+import SoundBackend
 
 // Turning subscription events into stream snapshots.
 //

@@ -1,4 +1,3 @@
-import CPulse
 
 /// A snapshot of one capture stream (a PulseAudio source output): an app
 /// recording a microphone, a screen recorder taking a sink's monitor, a
@@ -26,8 +25,8 @@ public struct SourceOutput: Equatable, Sendable {
     /// rather than an input.
     public var isMonitor: Bool { monitoredSink != nil }
 
-    /// Whether this is one of our own meters (``PeakMeter``).
-    public var isOwnMeter: Bool { properties[PeakMeter.markerKey] == PeakMeter.markerValue }
+    /// Whether this is one of our own meters (``StreamMeter``, marked with ``MeterMarker``).
+    public var isOwnMeter: Bool { properties[MeterMarker.key] == MeterMarker.value }
 
     /// Whether the stream only measures levels: one of our meters, a mixer's
     /// "Peak detect" stream (pavucontrol, pavucontrol-qt and GNOME's volume
@@ -59,22 +58,5 @@ public struct SourceOutput: Equatable, Sendable {
         self.properties = properties
         self.corked = corked
         self.monitoredSink = monitoredSink
-    }
-}
-
-// MARK: - C bridging
-
-extension SourceOutput {
-    /// Copies what the daemon needs out of `info`, with the stream's own
-    /// properties only and no monitor facts yet (the connection adds the
-    /// client's properties and the source's `monitor_of_sink`).
-    init(_ info: pa_source_output_info) {
-        self.init(
-            index: info.index,
-            clientIndex: info.client == invalidIndex ? nil : info.client,
-            sourceIndex: info.source,
-            properties: PropertyList.dictionary(info.proplist),
-            corked: info.corked != 0,
-            monitoredSink: nil)
     }
 }

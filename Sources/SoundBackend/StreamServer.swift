@@ -2,8 +2,9 @@ import AudioPolicy
 
 /// A sound server's playback and capture streams, as the daemon sees them: what it hears and what it writes.
 ///
-/// The one backend protocol: ``PulseConnection`` (PulseAudio, pipewire-pulse) and ``ALSAPluginServer`` (the
-/// plugins in ALSA clients) implement it, and so does the unit tests' fake server (no sound server, no bus).
+/// The one backend protocol, the seam between the daemon and a sound backend: `PulseConnection`
+/// (PulseBackend: PulseAudio, pipewire-pulse) and `ALSAPluginServer` (ALSABackend: the plugins in ALSA
+/// clients) implement it, and so does the unit tests' fake server (no sound server, no bus).
 /// What a backend reports is one typed ``ServerNews`` stream; the order of the deliveries, which every
 /// conformer keeps (``ServerNews``): `.state(.ready)`, then `.initialStreams` and `.initialCaptures`,
 /// then the changes.
@@ -15,7 +16,7 @@ public protocol StreamServer: AnyObject {
 
     // MARK: The connection
 
-    var state: PulseConnection.State { get }
+    var state: ConnectionState { get }
     var isReady: Bool { get }
     /// The server's name and version, set before `.ready` is reported.
     var serverDescription: String? { get }
@@ -43,7 +44,7 @@ public protocol StreamServer: AnyObject {
     // MARK: Measuring
 
     /// Starts measuring a sink input's peaks (nil: it cannot be measured; the engine then takes it as audible).
-    func meter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> PeakMeter?
+    func meter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> (any StreamMeter)?
 }
 
 /// A server's saved stream levels (PulseAudio's module-stream-restore; WirePlumber's restore-stream,
@@ -69,13 +70,4 @@ public protocol SavedLevels: AnyObject {
 
 extension StreamServer {
     public func stopServing() {}
-}
-
-extension PulseConnection: StreamServer {
-    public var savedLevels: (any SavedLevels)? { self }
-}
-
-extension PulseConnection: SavedLevels {
-    public var savesMuteWithEveryChange: Bool { tracker.serverIsPipeWire }
-    public var serverCookie: UInt32? { cookie }
 }

@@ -1,3 +1,5 @@
+import SoundBackend
+
 /// What a ``PulseConnection`` remembers between subscription events to turn
 /// them into capture-stream (source output) snapshots. Client property lists
 /// are shared with the sink inputs' ``StreamTracker``.

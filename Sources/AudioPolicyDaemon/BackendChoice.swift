@@ -3,7 +3,8 @@ import EventLoop
 import FoundationEssentials
 import FoundationGaps
 import Glibc
-import SoundServer
+import PulseBackend
+import SoundBackend
 
 /// Which sound system the daemon acts on: a sound server through libpulse, or the ALSA plugins.
 ///
@@ -11,7 +12,7 @@ import SoundServer
 /// or PipeWire routes ALSA apps through the server already (the `pulse` ALSA plugin), and one without
 /// has nothing else to act on. The choice is made once, at start; a server that appears later is not
 /// switched to.
-public enum SoundBackend: String, CaseIterable, Sendable {
+public enum BackendChoice: String, CaseIterable, Sendable {
     case auto
     case pulse
     case alsa
@@ -20,7 +21,7 @@ public enum SoundBackend: String, CaseIterable, Sendable {
     public static let help = "Sound backend: alsa, pulse or auto (default: the sound server if one answers, else ALSA)."
 
     /// The backend to run: this one, or for `auto` what ``serverAnswers(environment:)`` finds.
-    public func resolved(environment: [String: String] = ProcessInfo.processInfo.environment) -> SoundBackend {
+    public func resolved(environment: [String: String] = ProcessInfo.processInfo.environment) -> BackendChoice {
         guard self == .auto else { return self }
         return Self.serverAnswers(environment: environment) ? .pulse : .alsa
     }

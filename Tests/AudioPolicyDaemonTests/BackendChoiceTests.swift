@@ -7,7 +7,7 @@ import Testing
 
 /// `--backend auto`'s question, is a sound server there, and `alsa-config`'s text.
 @Suite("Sound backend choice and ALSA configuration")
-struct SoundBackendTests {
+struct BackendChoiceTests {
     /// A unix stream socket listening at a fresh path, like a sound server's native socket.
     private func listening(at path: String) throws -> Int32 {
         try FileManager.default.createDirectory(atPath: path.pathFolder, withIntermediateDirectories: true)
@@ -22,27 +22,27 @@ struct SoundBackendTests {
         let scratch = try ScratchDirectory()
         let runtime = scratch.url.path
         let environment = ["XDG_RUNTIME_DIR": runtime]
-        #expect(!SoundBackend.serverAnswers(environment: environment))
+        #expect(!BackendChoice.serverAnswers(environment: environment))
         let fd = try listening(at: runtime + "/pulse/native")
-        #expect(SoundBackend.serverAnswers(environment: environment))
-        #expect(SoundBackend.auto.resolved(environment: environment) == .pulse)
+        #expect(BackendChoice.serverAnswers(environment: environment))
+        #expect(BackendChoice.auto.resolved(environment: environment) == .pulse)
         close(fd)
         // The file stays, nobody listens (a server that died): ALSA.
         #expect(FileManager.default.fileExists(atPath: runtime + "/pulse/native"))
-        #expect(SoundBackend.auto.resolved(environment: environment) == .alsa)
-        #expect(SoundBackend.pulse.resolved(environment: environment) == .pulse)
+        #expect(BackendChoice.auto.resolved(environment: environment) == .alsa)
+        #expect(BackendChoice.pulse.resolved(environment: environment) == .pulse)
     }
 
     @Test("PULSE_SERVER: a unix path is tried, any other address is taken as a server")
     func pulseServer() throws {
         let scratch = try ScratchDirectory()
         let path = scratch.url.appendingPathComponent("server").path
-        #expect(!SoundBackend.serverAnswers(environment: ["PULSE_SERVER": "unix:\(path)"]))
+        #expect(!BackendChoice.serverAnswers(environment: ["PULSE_SERVER": "unix:\(path)"]))
         let fd = try listening(at: path)
         defer { close(fd) }
-        #expect(SoundBackend.serverAnswers(environment: ["PULSE_SERVER": "unix:\(path)"]))
-        #expect(SoundBackend.serverAnswers(environment: ["PULSE_SERVER": path]))
-        #expect(SoundBackend.serverAnswers(environment: ["PULSE_SERVER": "tcp:localhost:4713"]))
+        #expect(BackendChoice.serverAnswers(environment: ["PULSE_SERVER": "unix:\(path)"]))
+        #expect(BackendChoice.serverAnswers(environment: ["PULSE_SERVER": path]))
+        #expect(BackendChoice.serverAnswers(environment: ["PULSE_SERVER": "tcp:localhost:4713"]))
     }
 
     @Test("alsa-config: the plugin by path, the default through it, a PCM per class with its hint")

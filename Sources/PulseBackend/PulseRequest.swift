@@ -1,4 +1,5 @@
 import CPulse
+import SoundBackend
 
 /// What one libpulse request's callbacks need, kept alive exactly as long as
 /// the request's `pa_operation`.

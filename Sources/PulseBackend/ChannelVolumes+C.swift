@@ -1,5 +1,6 @@
 import AudioPolicy
 import CPulse
+import SoundBackend
 
 /// libpulse's `pa_cvolume` and `pa_channel_map`, to and from the backend-neutral per-channel volumes.
 extension ChannelVolumes {

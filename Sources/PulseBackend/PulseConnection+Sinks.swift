@@ -1,4 +1,5 @@
 import CPulse
+import SoundBackend
 
 // Outputs (sinks): one `get_sink_info_by_index` per NEW/CHANGE event (coalesced while one is in flight),
 // delivered when it differs from the last delivery; a REMOVE is delivered at once, without a round trip:

@@ -1,3 +1,5 @@
+import SoundBackend
+
 // Peak meters, made on the connection's context.
 extension PulseConnection {
     /// Starts measuring sink input `sinkInput`, which plays to `sink`
@@ -7,7 +9,7 @@ extension PulseConnection {
     ///
     /// Keep the meter: letting it go closes it. Set its ``PeakMeter/onEnd``
     /// to hear when the sink input ended.
-    public func meter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> PeakMeter? {
+    public func peakMeter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> PeakMeter? {
         guard let context, contextIsReady else {
             onNews(.error("meter sink input \(sinkInput): not connected"))
             return nil
@@ -21,5 +23,10 @@ extension PulseConnection {
         let fragmentSamples: UInt32 = pipeWire ? 2 : 1
         return PeakMeter(context: context, sinkInput: sinkInput, sink: sink, rate: rate, fragmentSamples: fragmentSamples,
                          onPeak: onPeak)
+    }
+
+    /// ``peakMeter(sinkInput:sink:onPeak:)`` as the seam's ``StreamMeter``.
+    public func meter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> (any StreamMeter)? {
+        peakMeter(sinkInput: sinkInput, sink: sink, onPeak: onPeak)
     }
 }

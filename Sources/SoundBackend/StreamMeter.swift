@@ -1,0 +1,21 @@
+/// A running measurement of one playback stream's peaks, whichever backend measures it: the pulse
+/// backend records the stream's monitor (`PeakMeter`), the ALSA backend hands in what its plugin
+/// measured (``FedMeter``). The daemon keeps it while the engine wants the stream measured
+/// (``StreamMeters``); letting it go closes it.
+public protocol StreamMeter: AnyObject {
+    /// Called once, with the reason, when the meter ends by itself (its stream went away, the server
+    /// refused it); not after ``close()``.
+    var onEnd: (String) -> Void { get set }
+    /// Stops measuring: no more peaks, no ``onEnd``. Safe to call twice.
+    func close()
+}
+
+/// How our meters' own capture streams are marked, so that no backend's intake takes them for an app
+/// recording (``SourceOutput/isOwnMeter``).
+public enum MeterMarker {
+    /// The property that marks our meter streams.
+    public static let key = "audio-policyd.meter"
+    public static let value = "1"
+    /// The meter stream's `media.name`: the name mixers give their peak streams.
+    public static let streamName = "Peak detect"
+}
