@@ -168,13 +168,10 @@ extension PolicyLayer {
         }
         defaults.isTable = true
         reader.checkKeys(table, at: path, allowed: defaultsKeys, in: "[defaults]")
-        defaults.muteFade = reader.duration(table, "mute-fade", at: path)
-            .map { Written($0, at: reader.map.valueLocation(path.appending("mute-fade"))) }
-        defaults.pauseTimeout = reader.duration(table, "pause-timeout", at: path)
-            .map { Written($0, at: reader.map.valueLocation(path.appending("pause-timeout"))) }
+        defaults.muteFade = reader.written(reader.duration(table, "mute-fade", at: path), "mute-fade", at: path)
+        defaults.pauseTimeout = reader.written(reader.duration(table, "pause-timeout", at: path), "pause-timeout", at: path)
         defaults.classWritten = table["class"] != nil
-        defaults.defaultClass = reader.string(table, "class", at: path)
-            .map { Written($0, at: reader.map.valueLocation(path.appending("class"))) }
+        defaults.defaultClass = reader.written(reader.string(table, "class", at: path), "class", at: path)
         return defaults
     }
 
@@ -182,12 +179,8 @@ extension PolicyLayer {
     private static func readOutputs(_ root: TOMLTable, _ reader: TOMLReader) -> OutputsSettings {
         let path: TOMLKeyPath = ["outputs"]
         var outputs = OutputsSettings()
-        guard let table = reader.table(root, "outputs", at: .root, expected: "`outputs` must be a table") else {
-            return outputs
-        }
-        reader.checkKeys(table, at: path, allowed: outputsKeys, in: "[outputs]")
-        outputs.switchWindow = reader.duration(table, "switch-window", at: path)
-            .map { Written($0, at: reader.map.valueLocation(path.appending("switch-window"))) }
+        guard let table = reader.section(root, "outputs", allowed: outputsKeys) else { return outputs }
+        outputs.switchWindow = reader.written(reader.duration(table, "switch-window", at: path), "switch-window", at: path)
         let resumePath = path.appending("resume-when-back")
         if table["resume-when-back"]?.string == "never" {
             outputs.resumeWhenBack = Written(nil, at: reader.map.valueLocation(resumePath))
@@ -202,15 +195,12 @@ extension PolicyLayer {
     private static func readAudibility(_ root: TOMLTable, _ reader: TOMLReader) -> AudibilitySettings {
         let path: TOMLKeyPath = ["audibility"]
         var audibility = AudibilitySettings()
-        guard let table = reader.table(root, "audibility", at: .root, expected: "`audibility` must be a table") else {
-            return audibility
-        }
-        reader.checkKeys(table, at: path, allowed: audibilityKeys, in: "[audibility]")
+        guard let table = reader.section(root, "audibility", allowed: audibilityKeys) else { return audibility }
         let lowest = AudibilityThresholds.lowestDecibels
-        audibility.heardAbove = reader.level(table, "heard-above", at: path, lowest: lowest)
-            .map { Written($0, at: reader.map.valueLocation(path.appending("heard-above"))) }
-        audibility.silentBelow = reader.level(table, "silent-below", at: path, lowest: lowest)
-            .map { Written($0, at: reader.map.valueLocation(path.appending("silent-below"))) }
+        audibility.heardAbove = reader.written(reader.level(table, "heard-above", at: path, lowest: lowest),
+                                               "heard-above", at: path)
+        audibility.silentBelow = reader.written(reader.level(table, "silent-below", at: path, lowest: lowest),
+                                                "silent-below", at: path)
         let longest = AudibilityThresholds.longestSilenceAfter
         if let after = reader.duration(table, "silence-after", at: path) {
             if after > 0, after <= longest {

@@ -150,6 +150,19 @@ final class TOMLReader {
     }
 
     /// A level in dB (`"-14 dB"`, -60…0) or a linear factor (0 < x ≤ 1).
+    /// `value` (read from `key` of the table at `path`) with where it was written, for the merge's errors.
+    func written<T>(_ value: T?, _ key: String, at path: TOMLKeyPath) -> Written<T>? {
+        value.map { Written($0, at: map.valueLocation(path.appending(key))) }
+    }
+
+    /// The top-level table `[name]`, its keys checked against `allowed`; nil (and an error if it is
+    /// there but no table) when the file has none.
+    func section(_ root: TOMLTable, _ name: String, allowed: [String]) -> TOMLTable? {
+        guard let table = table(root, name, at: .root, expected: "`\(name)` must be a table") else { return nil }
+        checkKeys(table, at: TOMLKeyPath([.key(name)]), allowed: allowed, in: "[\(name)]")
+        return table
+    }
+
     func level(_ table: TOMLTable, _ key: String, at path: TOMLKeyPath,
                lowest: Double = Level.floorDecibels) -> Level? {
         guard let value = table[key] else { return nil }
