@@ -355,6 +355,11 @@ extension MPRISTests {
                 try #require(voices.isEmpty, "a voice spoke over the call: \(voices)")
             }
             #expect(daemon.log.contains { $0.contains("waits for the call to end") }, "\(daemon.logText)")
+            // `status` lists the request as waiting, with its class.
+            let status = try daemon.status()
+            let waiting = status.streams.filter { $0.state == .waiting }
+            #expect(waiting.count == 1 && waiting.first?.class == "short" && waiting.first?.hook != nil,
+                    "\(DaemonTests.describe(status))")
             call.stop()
             try events.awaitRemoval(of: callIndex, timeout: 10)
             _ = try speech.awaitStream(changes: changes, timeout: 30, isVoice)

@@ -261,7 +261,8 @@ public struct Engine: Sendable {
         return loss.reason
     }
 
-    /// Every live stream (hooks' interruptions included), in the order they started.
+    /// Every live stream (hooks' interruptions included), in the order they started, then the hooks'
+    /// requests that wait for the call to end, in the order they came.
     public func snapshot(at now: Milliseconds) -> [StreamStatus] {
         streams.values.compactMap { stream in
             guard stream.isLive else { return nil }
@@ -270,7 +271,7 @@ public struct Engine: Sendable {
             status.isCapture = stream.isHook && captures[stream.id] != nil
             status.isHeldOff = isListeningWhilePlaying(stream)
             return status
-        }
+        } + callWait.waiting.map { StreamStatus(waiting: $0, at: now) }
     }
 
     // MARK: - Event handling

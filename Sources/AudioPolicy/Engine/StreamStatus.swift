@@ -28,6 +28,24 @@ public struct StreamStatus: Hashable, Sendable, Codable {
     /// Why its output's loss holds it muted or paused (`headset "WH-1000XM4" went away`), if it does.
     public var outputLoss: String?
 
+    /// A hook's request that waits for the call to end (``CallWait``): `waiting`, changing nothing yet.
+    init(waiting request: CallWait.Request, at now: Milliseconds) {
+        id = request.token.rawValue
+        application = request.properties["application.name"] ?? request.token.rawValue
+        role = request.properties["media.role"]
+        className = request.className
+        spoken = false
+        state = .waiting
+        factor = 1
+        target = 1
+        settlesAt = now
+        muted = false
+        isHook = true
+        reason = "waits for the call to end"
+        audible = true
+        measured = false
+    }
+
     init(_ stream: TrackedStream, at now: Milliseconds) {
         id = stream.id.rawValue
         application = stream.applicationName

@@ -233,7 +233,8 @@ struct TimelineRecorder {
             }
             var kinds: Set<Timeline.Band.Kind> = []
             if status.isHook {
-                if !status.isHeldOff { kinds.insert(.interrupting) }
+                // A request waiting for the call has its lane (and its decision) but interrupts nothing yet.
+                if !status.isHeldOff, status.state != .waiting { kinds.insert(.interrupting) }
             } else if status.muted {
                 kinds.insert(.muted)
             } else if status.state == .paused {
