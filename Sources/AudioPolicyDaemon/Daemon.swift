@@ -302,7 +302,7 @@ public final class Daemon {
         }
         do {
             let policy = try loadPolicy()
-            carryOut(live.engine.replacePolicy(policy, at: clock.now))
+            feed(.policyReplaced(policy))
             actuation.meters.thresholds = policy.audibility
             log.info("SIGHUP: policy \(policy.files.joined(separator: " + ")) reloaded")
         } catch {

@@ -40,7 +40,7 @@ struct Plot: ParsableCommand {
         do {
             let loaded = try FixtureLoader.load(text: try PolicyFile.readText(fixture), file: fixture)
             levels = loaded.levels != nil
-            timeline = Timeline.replay(loaded, policy: try policies.policy(for: loaded))
+            timeline = Timeline.replay(loaded, policy: try policies.policy(for: loaded), reloads: try policies.reloads(for: loaded))
         } catch {
             printErrors(error)
             throw ExitCode.failure

@@ -39,16 +39,17 @@ struct Test: ParsableCommand {
         }
         let jobs = loaded.map { fixture in
             fixture.flatMap { fixture in
-                Result { () throws(LocatedErrors) in (fixture, try policies.policy(for: fixture)) }
+                Result { () throws(LocatedErrors) in
+                    (fixture, try policies.policy(for: fixture), try policies.reloads(for: fixture))
+                }
             }
         }
-        let runner = FixtureRunner()
         let drawing = timeline != nil
         // With --timeline, the one replay gives both the verdict and the picture.
         let replays = jobs.concurrentMap { job in
-            job.map { fixture, policy in
-                drawing ? Replay(timeline: Timeline.replay(fixture, policy: policy))
-                    : Replay(result: runner.run(fixture, policy: policy))
+            job.map { fixture, policy, reloads in
+                drawing ? Replay(timeline: Timeline.replay(fixture, policy: policy, reloads: reloads))
+                    : Replay(result: FixtureRunner(reloads: reloads).run(fixture, policy: policy))
             }
         }
         if let folder = timeline {
@@ -130,15 +131,27 @@ struct PolicyCache {
     init(override: String?) { self.override = override }
 
     mutating func policy(for fixture: Fixture) throws(LocatedErrors) -> Policy {
-        let path: String?
-        if let override {
-            path = override
-        } else if let relative = fixture.policyPath {
-            let folder = fixture.file.pathFolder
-            path = relative.hasPrefix("/") ? relative : folder.appendingPath(relative)
-        } else {
-            path = nil
+        if let override { return try load(override) }
+        return try load(fixture.policyPath.map { Self.resolve($0, in: fixture) })
+    }
+
+    /// The policies `fixture`'s `reload` steps name, by the path as written (`--policy` does not change
+    /// them: a reload says which policy it brings).
+    mutating func reloads(for fixture: Fixture) throws(LocatedErrors) -> [String: Policy] {
+        var reloads: [String: Policy] = [:]
+        for written in fixture.reloadPaths {
+            reloads[written] = try load(written == Policy.embeddedDefaultSource ? nil : Self.resolve(written, in: fixture))
         }
+        return reloads
+    }
+
+    /// A path as a fixture writes it: absolute, or relative to the fixture file.
+    private static func resolve(_ written: String, in fixture: Fixture) -> String {
+        written.hasPrefix("/") ? written : fixture.file.pathFolder.appendingPath(written)
+    }
+
+    /// The policy at `path` (nil: the embedded default), read once.
+    private mutating func load(_ path: String?) throws(LocatedErrors) -> Policy {
         let key = path ?? ""
         if let policy = loaded[key] { return policy }
         let policy = try PolicyFile.load(path: path)

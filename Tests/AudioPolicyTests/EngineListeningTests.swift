@@ -82,9 +82,9 @@ struct EngineListeningTests {
         h.at(0, music("mpv"))
         h.at(2000, .captureStarted("mic", ["application.name": "parecord"]))
         #expect(h.state("mpv", at: 2500) == .ducked)
-        _ = h.engine.replacePolicy(TestPolicy.standard, at: 3000)
+        _ = h.engine.handle(.policyReplaced(TestPolicy.standard), at: 3000)
         #expect(h.factor("mpv", at: 4500) == 1)
-        _ = h.engine.replacePolicy(listening, at: 5000)
+        _ = h.engine.handle(.policyReplaced(listening), at: 5000)
         #expect(h.state("mpv", at: 5500) == .ducked)
     }
 

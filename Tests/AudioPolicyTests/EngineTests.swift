@@ -425,7 +425,7 @@ struct EngineLifecycleTests {
         #expect(h.state("mpv", at: 1000) == .ducked)
         var quiet = TestPolicy.standard
         quiet.rules = quiet.rules.map { var r = $0; if r.className == "short" { r.className = "mix" }; return r }
-        let out = h.engine.replacePolicy(quiet, at: 1200)
+        let out = h.engine.handle(.policyReplaced(quiet), at: 1200)
         #expect(out.contains { if case .ramp("mpv", _, 1, _) = $0 { true } else { false } })
     }
 

@@ -34,9 +34,11 @@ struct FixtureSuiteTests {
         let path = Self.folder.appendingPathComponent(relativePath).path
         let fixture: Fixture
         let policy: Policy
+        let reloads: [String: Policy]
         do {
             fixture = try FixtureLoader.load(text: try Self.readText(path), file: path)
             policy = try Self.policy(for: fixture)
+            reloads = try Self.reloads(for: fixture)
         } catch let errors as LocatedErrors {
             for error in errors.errors {
                 Issue.record("\(error)", sourceLocation: Self.testingLocation(error.location, relativePath))
@@ -53,7 +55,7 @@ struct FixtureSuiteTests {
             + (fixture.levels?.steps.filter(\.action.isExpectation).count ?? 0)
         #expect(expectations > 0, "\(path): no [[expect]]")
 
-        let result = FixtureRunner().run(fixture, policy: policy)
+        let result = FixtureRunner(reloads: reloads).run(fixture, policy: policy)
         for failure in result.failures {
             Issue.record(
                 "\(failure.location.file):\(failure.location.line): \(failure.subject): expected \(failure.expected), got \(failure.got)",
@@ -140,6 +142,20 @@ struct FixtureSuiteTests {
     /// The fixture's policy: the embedded default, or its `policy` file, relative to the fixture.
     static func policy(for fixture: Fixture) throws -> Policy {
         guard let written = fixture.policyPath else { return .embeddedDefault }
+        return try policy(written, for: fixture)
+    }
+
+    /// The policies of the fixture's `reload` steps, by the path as written.
+    static func reloads(for fixture: Fixture) throws -> [String: Policy] {
+        var reloads: [String: Policy] = [:]
+        for written in fixture.reloadPaths {
+            reloads[written] = written == Policy.embeddedDefaultSource ? .embeddedDefault : try policy(written, for: fixture)
+        }
+        return reloads
+    }
+
+    /// The policy file at `written`: absolute, or relative to the fixture file.
+    static func policy(_ written: String, for fixture: Fixture) throws -> Policy {
         let url = written.hasPrefix("/")
             ? URL(fileURLWithPath: written)
             : URL(fileURLWithPath: fixture.file).deletingLastPathComponent().appendingPathComponent(written)

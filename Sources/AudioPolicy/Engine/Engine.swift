@@ -127,6 +127,8 @@ public struct Engine: Sendable {
             lastWindowClosed(app, now: now, into: &out)
         case .serverGone:
             forgetEndedStreams()
+        case let .policyReplaced(policy):
+            adopt(policy, now: now, into: &out)
         case .tick:
             break
         }
@@ -141,11 +143,11 @@ public struct Engine: Sendable {
         return out
     }
 
-    /// Swaps in a new policy: every stream is classified anew and the effects follow.
-    public mutating func replacePolicy(_ policy: Policy, at now: Milliseconds) -> [Command] {
+    /// Swaps in a new policy (``Event/policyReplaced(_:)``): every stream is classified anew and the
+    /// effects follow. A stopped engine only keeps it.
+    private mutating func adopt(_ policy: Policy, now: Milliseconds, into out: inout [Command]) {
         self.policy = policy
-        guard !isStopped else { return [] }
-        var out: [Command] = []
+        guard !isStopped else { return }
         for id in streams.ids {
             guard var stream = streams[id] else { continue }
             if stream.isHook {
@@ -159,8 +161,6 @@ public struct Engine: Sendable {
             streams[id] = stream
         }
         for id in captures.keys.sorted(by: { $0.rawValue < $1.rawValue }) { listen(id, now: now, into: &out) }
-        reconcile(now: now, into: &out)
-        return out
     }
 
     /// Undoes everything the policy did, for a clean stop: ducks ramp back over `fade` ms, muted

@@ -103,6 +103,9 @@ public enum Event: Hashable, Sendable {
     /// server must not duck the first music on the new one. Hooks' interruptions (begun over the control
     /// socket, not on the server) stay.
     case serverGone
+    /// The policy was replaced (the daemon's `SIGHUP`, a fixture's `reload`): every stream is classified
+    /// anew under it and the effects follow; recordings are matched against its capture rules again.
+    case policyReplaced(Policy)
     /// Time passed: a deadline from ``Engine/nextDeadline`` was reached.
     case tick
 }

@@ -19,6 +19,15 @@ public struct Fixture: Sendable {
     /// the engine, and ``steps`` is empty.
     public var levels: LevelsScenario?
 
+    /// The policies its `reload` steps name, as written, each once.
+    public var reloadPaths: [String] {
+        var paths: [String] = []
+        for step in steps {
+            if case let .reload(path) = step.action, !paths.contains(path) { paths.append(path) }
+        }
+        return paths
+    }
+
     public init(file: String, description: String?, policyPath: String?, steps: [FixtureStep],
                 playersObeyPause: Bool = true) {
         self.file = file
@@ -34,6 +43,9 @@ public struct FixtureStep: Sendable {
     public enum Action: Sendable {
         case event(Event)
         case expect(Expectation)
+        /// `reload = "PATH"`: the policy at PATH (relative to the fixture file, or absolute; `<embedded
+        /// default>` for the built-in one) replaces the one in force (``Event/policyReplaced(_:)``).
+        case reload(String)
     }
 
     public var at: Milliseconds

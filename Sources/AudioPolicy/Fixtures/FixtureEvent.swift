@@ -84,6 +84,7 @@ public struct FixtureEvent: Hashable, Sendable {
         case let .lastWindowClosed(app): self.init(verb: "last-window-closed", id: app.description)
         case .focusUnknown: self.init(verb: "focus-unknown", id: "source gone")
         case .serverGone: self.init(verb: "server-gone", id: "connection closed")
+        case let .policyReplaced(policy): self.init(verb: "reload", id: policy.source)
         case .tick: return nil
         }
     }

@@ -78,7 +78,7 @@ public enum FixtureLoader {
                             "release", "change",
                             "player-gone", "audible", "silent", "measuring", "capture", "capture-end",
                             "player-changed", "pause-ignored", "claim", "stop", "output", "output-gone", "move",
-                            "focus", "window-closed", "last-window-closed", "focus-unknown", "server-gone"]
+                            "focus", "window-closed", "last-window-closed", "focus-unknown", "server-gone", "reload"]
         + PlayerStatus.allCases.map(playerStatusVerb)
     /// `player-playing = "org.mpris.MediaPlayer2.NAME"` and the like: what the player says (``PlayerStatus``).
     static func playerStatusVerb(_ status: PlayerStatus) -> String { "player-\(status.rawValue)" }
@@ -201,6 +201,9 @@ extension FixtureLoader {
             case "window-closed": return .event(.windowClosed(app))
             default: return .event(.lastWindowClosed(app))
             }
+        case "reload":
+            guard let id else { return nil }
+            return .reload(id.rawValue)
         case "move":
             guard let to = readID(table, "to", at: path, reader), let id else { return nil }
             return .event(.streamMoved(id, to: OutputID(to)))

@@ -3,7 +3,6 @@
 /// Before each step at time `at`, every engine deadline due by then is delivered as a tick at its own
 /// time, so grace times and holds end exactly when they would on a real clock.
 public struct FixtureRunner: Sendable {
-    public init() {}
 
     /// The outcome of one fixture.
     public struct Result: Sendable {
@@ -58,6 +57,14 @@ public struct FixtureRunner: Sendable {
     /// Tolerance on `volume` expectations (linear factor).
     public static let volumeTolerance = 0.01
 
+    /// The policies a fixture's `reload` steps name, by the path as written; a reload of one not given
+    /// fails the replay at its step.
+    public var reloads: [String: Policy]
+
+    public init(reloads: [String: Policy] = [:]) {
+        self.reloads = reloads
+    }
+
     public func run(_ fixture: Fixture, policy: Policy) -> Result {
         run(fixture, policy: policy) { _, _ in }
     }
@@ -69,6 +76,7 @@ public struct FixtureRunner: Sendable {
         if let levels = fixture.levels { return Result(fixture: fixture, failures: LevelsRehearsal.run(levels)) }
         var engine = Engine(policy: policy)
         var outcomes: [Outcome] = []
+        var unloaded: [Failure] = []
         var now: Milliseconds = 0
         func handle(_ event: Event) {
             observe(engine, .before(event, at: now))
@@ -92,9 +100,16 @@ public struct FixtureRunner: Sendable {
                 let outcome = Outcome(at: now, location: step.location, expectation: expectation, failures: failures)
                 outcomes.append(outcome)
                 observe(engine, .checked(outcome))
+            case let .reload(path):
+                guard let replacement = reloads[path] else {
+                    unloaded.append(Failure(location: step.location, subject: "reload", expected: "the policy \(path)",
+                                            got: "no such policy loaded"))
+                    continue
+                }
+                handle(.policyReplaced(replacement))
             }
         }
-        return Result(fixture: fixture, failures: outcomes.flatMap(\.failures), outcomes: outcomes)
+        return Result(fixture: fixture, failures: unloaded + outcomes.flatMap(\.failures), outcomes: outcomes)
     }
 
     private func check(_ expectation: Expectation, engine: Engine, at now: Milliseconds,

@@ -26,10 +26,10 @@ public struct Timeline: Sendable {
     /// Points that a straight line through their neighbours already gives are left out.
     public static let sampleInterval: Milliseconds = 10
 
-    /// Replays `fixture` against `policy` and records what it shows.
-    public static func replay(_ fixture: Fixture, policy: Policy) -> Timeline {
+    /// Replays `fixture` against `policy` (and its `reload`s' policies) and records what it shows.
+    public static func replay(_ fixture: Fixture, policy: Policy, reloads: [String: Policy] = [:]) -> Timeline {
         var recorder = TimelineRecorder()
-        let result = FixtureRunner().run(fixture, policy: policy) { engine, moment in
+        let result = FixtureRunner(reloads: reloads).run(fixture, policy: policy) { engine, moment in
             recorder.observe(engine, moment)
         }
         return recorder.timeline(fixture: fixture, result: result)

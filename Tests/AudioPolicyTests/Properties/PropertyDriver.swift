@@ -73,7 +73,7 @@ enum PropertyDriver {
             let out: [Command]
             switch action {
             case let .event(event)?: out = engine.handle(event, at: time)
-            case let .reload(index)?: out = engine.replacePolicy(PropertyPolicies.all[index].policy, at: time)
+            case let .reload(index)?: out = engine.handle(.policyReplaced(PropertyPolicies.all[index].policy), at: time)
             case nil: out = engine.handle(.tick, at: time)
             }
             if let action { result.transcript.append((time, action)) }

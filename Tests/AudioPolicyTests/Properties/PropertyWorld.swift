@@ -9,7 +9,7 @@ import Fuzzing
 /// What a step of a sequence does: an engine event, a policy reload, or a tick at an arbitrary time.
 enum PropertyAction: Hashable, Sendable {
     case event(Event)
-    /// ``Engine/replacePolicy(_:at:)`` with ``PropertyPolicies/all``[index].
+    /// ``Event/policyReplaced(_:)`` with ``PropertyPolicies/all``[index].
     case reload(Int)
 }
 
