@@ -26,6 +26,7 @@ private let everyEvent: [Event] = [
     .measuring("1"),
     .captureStarted("9", ["application.name": "Chromium"]),
     .captureEnded("9"),
+    .serverGone,
 ]
 
 @Suite("FixtureEvent and FixtureRecording: what `record` writes, `test` reads back")
@@ -44,6 +45,18 @@ struct FixtureRecordingTests {
         }
         #expect(read == everyEvent)
         #expect(FixtureEvent(.tick) == nil, "ticks are the runner's, never written")
+    }
+
+    @Test("a policy reload is written as the path of its policy and read back as a reload of it")
+    func reloadIsWrittenByPath() throws {
+        var policy = Policy.embeddedDefault
+        policy.source = "/home/me/.config/audio-policyd/policy.toml"
+        let written = try #require(FixtureEvent(.policyReplaced(policy)))
+        #expect(written.tomlLines == [#"reload = "/home/me/.config/audio-policyd/policy.toml""#])
+        let text = (["[[event]]", "at = 5"] + written.tomlLines).joined(separator: "\n")
+        let step = try #require(try FixtureLoader.load(text: text, file: "reload.toml").steps.first)
+        guard case let .reload(path) = step.action else { Issue.record("read back as \(step.action)"); return }
+        #expect(path == policy.source)
     }
 
     @Test("an input event survives its JSON wire form")
