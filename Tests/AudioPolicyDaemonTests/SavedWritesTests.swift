@@ -1,7 +1,8 @@
 import AudioPolicy
 @testable import AudioPolicyDaemon
 import Foundation
-@testable import SoundServer
+@testable import PulseBackend
+@testable import SoundBackend
 import Testing
 
 /// ``SavedWrites``: which new-stream volumes are our own saved ducks, and whose level lies under them.
