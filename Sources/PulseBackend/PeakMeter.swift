@@ -1,3 +1,4 @@
+import AudioPolicy
 import CPulse
 import SoundBackend
 

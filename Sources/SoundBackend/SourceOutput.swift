@@ -1,3 +1,4 @@
+import AudioPolicy
 
 /// A snapshot of one capture stream (a PulseAudio source output): an app
 /// recording a microphone, a screen recorder taking a sink's monitor, a
@@ -26,7 +27,7 @@ public struct SourceOutput: Equatable, Sendable {
     public var isMonitor: Bool { monitoredSink != nil }
 
     /// Whether this is one of our own meters (``StreamMeter``, marked with ``MeterMarker``).
-    public var isOwnMeter: Bool { properties[MeterMarker.key] == MeterMarker.value }
+    public var isOwnMeter: Bool { MeterMarker.isOurs(properties) }
 
     /// Whether the stream only measures levels: one of our meters, a mixer's
     /// "Peak detect" stream (pavucontrol, pavucontrol-qt and GNOME's volume
@@ -36,7 +37,7 @@ public struct SourceOutput: Equatable, Sendable {
     /// PulseAudio reports no stream flags in `pa_source_output_info`, so on
     /// PulseAudio only the name and our marker tell.
     public var isPeakDetect: Bool {
-        isOwnMeter || properties["media.name"] == "Peak detect" || properties["stream.monitor"] == "true"
+        MeterMarker.isMeter(properties)
     }
 
     // MARK: - Well-known properties

@@ -9,13 +9,3 @@ public protocol StreamMeter: AnyObject {
     /// Stops measuring: no more peaks, no ``onEnd``. Safe to call twice.
     func close()
 }
-
-/// How our meters' own capture streams are marked, so that no backend's intake takes them for an app
-/// recording (``SourceOutput/isOwnMeter``).
-public enum MeterMarker {
-    /// The property that marks our meter streams.
-    public static let key = "audio-policyd.meter"
-    public static let value = "1"
-    /// The meter stream's `media.name`: the name mixers give their peak streams.
-    public static let streamName = "Peak detect"
-}

@@ -57,7 +57,7 @@ struct EngineListeningTests {
     func listening(_ c: ListeningCase) {
         var h = EngineHarness(policy: c.policy)
         h.at(0, music("mpv"))
-        h.at(2000, .captureStarted("mic", c.recorder))
+        h.at(2000, .capture("mic", c.recorder))
         #expect(h.state("mpv", at: 2500) == c.during.0)
         #expect(abs(h.factor("mpv", at: 2500)! - c.during.1) < 0.001)
         if c.recorderPlays {
@@ -80,7 +80,7 @@ struct EngineListeningTests {
         let listening = ListeningCase(name: "", during: (.ducked, duck20)).policy
         var h = EngineHarness(policy: listening)
         h.at(0, music("mpv"))
-        h.at(2000, .captureStarted("mic", ["application.name": "parecord"]))
+        h.at(2000, .capture("mic", ["application.name": "parecord"]))
         #expect(h.state("mpv", at: 2500) == .ducked)
         _ = h.engine.handle(.policyReplaced(TestPolicy.standard), at: 3000)
         #expect(h.factor("mpv", at: 4500) == 1)
@@ -92,9 +92,9 @@ struct EngineListeningTests {
     func preludeHasTheCaptureOnce() {
         var h = EngineHarness(policy: ListeningCase(name: "", during: (.ducked, duck20)).policy)
         h.at(0, music("mpv"))
-        h.at(2000, .captureStarted("mic", ["application.name": "parecord"]))
+        h.at(2000, .capture("mic", ["application.name": "parecord"]))
         let prelude = h.engine.prelude(at: 3000).map(\.event)
-        #expect(prelude.filter { if case .captureStarted("mic", _) = $0 { true } else { false } }.count == 1)
+        #expect(prelude.filter { if case .capture("mic", _, _, _) = $0 { true } else { false } }.count == 1)
         #expect(!prelude.contains { if case .interruptionBegan = $0 { true } else { false } })
         var replay = Engine(policy: h.engine.policy)
         for event in prelude { _ = replay.handle(event, at: 3000) }

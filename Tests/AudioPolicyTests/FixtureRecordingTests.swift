@@ -24,7 +24,8 @@ private let everyEvent: [Event] = [
     .audibility("1", audible: false),
     .audibility("1", audible: true),
     .measuring("1"),
-    .captureStarted("9", ["application.name": "Chromium"]),
+    .capture("9", ["application.name": "Chromium"]),
+    .capture("10", ["application.name": "obs"], monitor: true, corked: true),
     .captureEnded("9"),
     .serverGone,
 ]

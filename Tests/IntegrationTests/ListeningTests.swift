@@ -36,8 +36,9 @@ extension MPRISTests {
         let recording = dropIn ? try startRecord(daemon, to: session) : nil
         let recorder = try startRecording(listener, into: folder)
         defer { recorder.kill() }
-        // The daemon sees an app record from a microphone (it logs each capture it counts).
-        try daemon.awaitLog("(\(listener)): recording from a microphone", timeout: 10)
+        // The engine takes the capture for an app recording from a microphone (a decision it logs).
+        let counted = try daemon.awaitLog(": recording from a microphone", timeout: 10)
+        #expect(counted.contains("(\(listener))"), "\(counted)")
         let tag = "[\(TestEnvironment.serverKind)] \(listener)\(dropIn ? "" : " (default policy)")"
         guard dropIn else {
             // Control: past the drop-in's duck ramp twice over, the music plays on at its level.
@@ -99,7 +100,7 @@ extension MPRISTests {
         let text = try String(contentsOfFile: file, encoding: .utf8)
         let fixture = try FixtureLoader.load(text: text, file: file)
         #expect(fixture.steps.contains { step in
-            if case let .event(.captureStarted(_, properties)) = step.action { return properties["application.name"] == listener }
+            if case let .event(.capture(_, properties, _, _)) = step.action { return properties["application.name"] == listener }
             return false
         }, "the recording is missing:\n\(text)")
         #expect(fixture.steps.contains { if case .event(.captureEnded) = $0.action { true } else { false } }, "\(text)")

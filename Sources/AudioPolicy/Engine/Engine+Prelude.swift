@@ -18,7 +18,7 @@ extension Engine {
         let earliest = now - Self.preludeHorizon
         var events: [(at: Milliseconds, event: Event)] = []
         for (id, capture) in captures.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            events.append((earliest, .captureStarted(id, capture.properties)))
+            events.append((earliest, .capture(id, capture.properties)))
         }
         for (id, output) in outputs.sorted(by: { $0.key < $1.key }) {
             events.append((earliest, .output(id, output)))

@@ -76,16 +76,16 @@ public struct Engine: Sendable {
             guard var stream = streams[id], stream.isLive, !stream.isHook else { break }
             stream.audibility.meterStarted(at: now)
             streams[id] = stream
-        case let .captureStarted(id, properties):
-            let app = TrackedStream.app(of: id, properties, nil)
-            captures[id] = Capture(app: app, properties: properties)
-            reclassifyApp(app, recording: true, now: now, into: &out)
-            listen(id, now: now, into: &out)
-        case let .captureEnded(id):
-            if let capture = captures.removeValue(forKey: id) {
-                reclassifyApp(capture.app, recording: false, now: now, into: &out)
-                stopListening(id, now: now, into: &out)
+        case let .capture(id, properties, monitor, corked):
+            let records = Capture.records(properties, monitor: monitor, corked: corked)
+            if records, captures[id] == nil {
+                startRecording(id, properties, now: now, into: &out)
+            } else if !records, captures[id] != nil {
+                stopRecording(id, because: monitor ? "it records what plays" : corked ? "its app corked it" : "it is a meter",
+                              now: now, into: &out)
             }
+        case let .captureEnded(id):
+            if captures[id] != nil { stopRecording(id, because: "it ended", now: now, into: &out) }
         case let .playerGone(player):
             playerStatuses[player] = nil
             playerGone(player, now: now, into: &out)
@@ -473,6 +473,30 @@ public struct Engine: Sendable {
     }
 
     /// An app started or stopped recording: its live streams are classified anew.
+    /// An app began recording from a microphone (``Capture/records(_:monitor:corked:)``): its playback is
+    /// classified anew, and the recording may interrupt (apps that listen).
+    private mutating func startRecording(_ id: StreamID, _ properties: Properties, now: Milliseconds,
+                                         into out: inout [Command]) {
+        let app = TrackedStream.app(of: id, properties, nil)
+        captures[id] = Capture(app: app, properties: properties)
+        out.append(.decision(Decision(stream: id, application: properties["application.name"] ?? app, className: "capture",
+                                      reason: "an uncorked capture of an input, no meter",
+                                      action: "recording from a microphone", kind: .measured)))
+        reclassifyApp(app, recording: true, now: now, into: &out)
+        listen(id, now: now, into: &out)
+    }
+
+    /// The app stopped recording (its capture ended, was corked or moved to a monitor).
+    private mutating func stopRecording(_ id: StreamID, because reason: String, now: Milliseconds,
+                                        into out: inout [Command]) {
+        guard let capture = captures.removeValue(forKey: id) else { return }
+        out.append(.decision(Decision(stream: id, application: capture.properties["application.name"] ?? capture.app,
+                                      className: "capture", reason: reason, action: "no longer recording",
+                                      kind: .measured)))
+        reclassifyApp(capture.app, recording: false, now: now, into: &out)
+        stopListening(id, now: now, into: &out)
+    }
+
     private mutating func reclassifyApp(_ app: String, recording: Bool, now: Milliseconds,
                                         into out: inout [Command]) {
         for id in streams.ids {

@@ -58,11 +58,15 @@ public enum Event: Hashable, Sendable {
     /// until it comes (or ``Audibility`` gives up waiting) the stream's grace does not run out on the
     /// assumption that it is audible.
     case measuring(StreamID)
-    /// An app records from a microphone (a live capture stream that is not a monitor): its playback is
-    /// classified with the pseudo-property `recording = "yes"` while it lasts (browser and Electron calls
-    /// look like any other playback otherwise). `properties` name the app as a stream's would.
-    case captureStarted(StreamID, Properties)
-    /// The capture stream ended (or was corked).
+    /// A capture stream appeared or changed, with what the server says of it: `properties` name the app as
+    /// a stream's would; `monitor`: it records a sink's monitor (what plays) rather than an input; `corked`:
+    /// its app holds it paused. The engine decides whether the app records from a microphone
+    /// (``Capture/records(_:monitor:corked:)``: an uncorked capture of an input that is no peak meter):
+    /// while it does, its playback is classified with the pseudo-property `recording = "yes"` (browser and
+    /// Electron calls look like any other playback otherwise), and a rule that names `capture` may make the
+    /// recording itself interrupt (apps that listen).
+    case capture(StreamID, Properties, monitor: Bool = false, corked: Bool = false)
+    /// The capture stream ended.
     case captureEnded(StreamID)
     /// The daemon stops cleanly: every duck ramps back over `fade` ms and every policy mute is undone
     /// (players it paused stay paused: resuming them behind the user's back, over a call perhaps, would

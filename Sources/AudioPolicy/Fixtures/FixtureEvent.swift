@@ -18,8 +18,10 @@ public struct FixtureEvent: Hashable, Sendable {
     public var level: Double?
     public var muted: Bool?
     public var className: String?
-    /// `start` only: the stream was created corked (`corked = true`).
+    /// `start`: the stream was created corked; `capture`: its app holds the capture corked (`corked = true`).
     public var corked: Bool?
+    /// `capture` only: it records a sink's monitor, not an input (`monitor = true`).
+    public var monitor: Bool?
     /// `start` only: an earlier run held it muted for a lost output (`held = true`).
     public var held: Bool?
     /// `move` only: the output the stream plays on now.
@@ -29,7 +31,7 @@ public struct FixtureEvent: Hashable, Sendable {
 
     public init(verb: String, id: String, properties: Properties? = nil, player: String? = nil,
                 level: Double? = nil, muted: Bool? = nil, className: String? = nil, corked: Bool? = nil,
-                held: Bool? = nil, to: String? = nil, port: Properties? = nil) {
+                held: Bool? = nil, to: String? = nil, port: Properties? = nil, monitor: Bool? = nil) {
         self.verb = verb
         self.id = id
         self.properties = properties
@@ -41,6 +43,7 @@ public struct FixtureEvent: Hashable, Sendable {
         self.held = held
         self.to = to
         self.port = port
+        self.monitor = monitor
     }
 
     /// The event in fixture words; nil for ``Event/tick``, which fixtures never spell (the runner ticks
@@ -70,8 +73,9 @@ public struct FixtureEvent: Hashable, Sendable {
             self.init(verb: "claim", id: token.rawValue, properties: nonEmpty(properties), player: player?.rawValue)
         case let .audibility(id, audible): self.init(verb: audible ? "audible" : "silent", id: id.rawValue)
         case let .measuring(id): self.init(verb: "measuring", id: id.rawValue)
-        case let .captureStarted(id, properties):
-            self.init(verb: "capture", id: id.rawValue, properties: nonEmpty(properties))
+        case let .capture(id, properties, monitor, corked):
+            self.init(verb: "capture", id: id.rawValue, properties: nonEmpty(properties), corked: corked ? true : nil,
+                      monitor: monitor ? true : nil)
         case let .captureEnded(id): self.init(verb: "capture-end", id: id.rawValue)
         case let .stop(fade): self.init(verb: "stop", id: "\(fade) ms")
         case let .output(id, output):
@@ -98,6 +102,7 @@ public struct FixtureEvent: Hashable, Sendable {
         if let properties { lines.append("properties = \(Self.table(properties))") }
         if let player { lines.append("player = \(Self.quote(player))") }
         if let corked { lines.append("corked = \(corked)") }
+        if let monitor { lines.append("monitor = \(monitor)") }
         if let held { lines.append("held = \(held)") }
         if let to { lines.append("to = \(Self.quote(to))") }
         if let port { lines.append("port = \(Self.table(port))") }
@@ -140,6 +145,7 @@ extension FixtureEvent: Codable {
         try container.encodeIfPresent(held, forKey: Key("held"))
         try container.encodeIfPresent(to, forKey: Key("to"))
         try container.encodeIfPresent(port, forKey: Key("port"))
+        try container.encodeIfPresent(monitor, forKey: Key("monitor"))
     }
 
     public init(from decoder: Decoder) throws {
@@ -158,6 +164,7 @@ extension FixtureEvent: Codable {
                   corked: try container.decodeIfPresent(Bool.self, forKey: Key("corked")),
                   held: try container.decodeIfPresent(Bool.self, forKey: Key("held")),
                   to: try container.decodeIfPresent(String.self, forKey: Key("to")),
-                  port: try container.decodeIfPresent(Properties.self, forKey: Key("port")))
+                  port: try container.decodeIfPresent(Properties.self, forKey: Key("port")),
+                  monitor: try container.decodeIfPresent(Bool.self, forKey: Key("monitor")))
     }
 }

@@ -25,7 +25,7 @@ import TOMLKit
 /// `interrupt = TOKEN` + `class` (+ `properties`), `interrupt-after-call = TOKEN` + `class` (+ `properties`:
 /// it begins once no call is on), `release = TOKEN`, `change = ID` + `properties`,
 /// `player-gone = "org.mpris.MediaPlayer2.NAME"` (the player's app quit), `audible = ID` / `silent = ID`
-/// (what the stream's monitor says), `measuring = ID` (a meter started; its verdict is pending), `capture = ID` (+ `properties`: an app records from a microphone),
+/// (what the stream's monitor says), `measuring = ID` (a meter started; its verdict is pending), `capture = ID` (+ `properties`, `monitor`, `corked`: a capture stream appeared or changed; the engine decides whether its app records from a microphone),
 /// `capture-end = ID`, `player-changed = ID` (+ `player`; without it the stream has no player any more),
 /// `pause-ignored = ID` (its player stayed Playing after Pause) and `claim = TOKEN` (+ `properties`,
 /// `player`: a hook claimed Now Playing), `player-playing`, `player-paused`, `player-stopped` and
@@ -92,13 +92,13 @@ public enum FixtureLoader {
         "interrupt": (["class"], ["properties"]),
         "interrupt-after-call": (["class"], ["properties"]),
         "change": (["properties"], []),
-        "capture": ([], ["properties"]),
+        "capture": ([], ["properties", "monitor", "corked"]),
         "player-changed": ([], ["player"]),
         "claim": ([], ["properties", "player"]),
         "output": ([], ["properties", "port"]),
         "move": (["to"], []),
     ]
-    static let optionKeys = ["properties", "player", "level", "muted", "class", "corked", "held", "to", "port"]
+    static let optionKeys = ["properties", "player", "level", "muted", "class", "corked", "held", "to", "port", "monitor"]
     static let expectKeys = ["at", "stream", "state", "volume", "muted", "now-playing"]
 
     private static func readAt(_ table: TOMLTable, at path: TOMLKeyPath, location: SourceLocation,
@@ -178,8 +178,11 @@ extension FixtureLoader {
             return .event(.streamChanged(id, properties))
         case "capture":
             let properties = readProperties(table, at: path, reader)
-            guard let id, table["properties"] == nil || properties != nil else { return nil }
-            return .event(.captureStarted(id, properties ?? [:]))
+            let monitor = reader.bool(table, "monitor", at: path)
+            let corked = reader.bool(table, "corked", at: path)
+            guard let id, table["properties"] == nil || properties != nil, table["monitor"] == nil || monitor != nil,
+                  table["corked"] == nil || corked != nil else { return nil }
+            return .event(.capture(id, properties ?? [:], monitor: monitor ?? false, corked: corked ?? false))
         case "player-changed":
             let player = reader.string(table, "player", at: path)
             guard let id, table["player"] == nil || player != nil else { return nil }

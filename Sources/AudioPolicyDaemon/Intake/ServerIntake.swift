@@ -36,8 +36,9 @@ final class ServerIntake {
     /// Armed only while the sound server is gone, to connect again with backoff.
     private var reconnectTimer: MainLoop.Timer?
     private var reconnectDelay: UInt64 = 250_000
-    /// Capture streams recording from a microphone now, by source-output index.
-    private var recordingCaptures: Set<UInt32> = []
+    /// What the engine was last told of each capture stream, by source-output index (it is told again
+    /// only when that changes; whether the app records is the engine's to say).
+    private var captures: [UInt32: CaptureFacts] = [:]
     /// Sinks (outputs) the engine has been told of.
     private var sinks: Set<UInt32> = []
     /// Sandboxed apps' streams, with the identity their properties do not tell.
@@ -104,7 +105,7 @@ final class ServerIntake {
         server = nil
         serverName = nil
         actuation.disconnected()
-        for index in recordingCaptures.sorted() { captureRemoved(index) }
+        for index in captures.keys.sorted() { captureRemoved(index) }
         for index in actuation.liveIndexes { streamRemoved(index) }
         // After the streams: with none left on them, their outputs going is no loss to anyone.
         for index in sinks.sorted() { sinkRemoved(index) }
@@ -207,27 +208,25 @@ final class ServerIntake {
 
     // MARK: - Microphones
 
-    /// A capture stream appeared or changed. It counts as an app recording from a microphone while it is
-    /// uncorked and records from a real source: not a monitor (that records what plays), not a meter
-    /// (pavucontrol's or ours).
+    /// A capture stream appeared or changed: the engine is told what the server says of it, unless it
+    /// is one of the daemon's own meters (no app's capture at all; each measured stream has one).
     private func captureChanged(_ capture: SourceOutput) {
-        let recording = !capture.isMonitor && !capture.isPeakDetect && !capture.isOwnMeter && !capture.corked
-        guard recording != recordingCaptures.contains(capture.index) else { return }
-        let id = StreamID.capture(capture.index)
-        if recording {
-            recordingCaptures.insert(capture.index)
-            log.info("capture \(capture.index) (\(capture.applicationName ?? "?")): recording from a microphone")
-            feed(.captureStarted(id, capture.properties))
-        } else {
-            recordingCaptures.remove(capture.index)
-            log.info("capture \(capture.index): no longer recording")
-            feed(.captureEnded(id))
-        }
+        guard !capture.isOwnMeter else { return }
+        let facts = CaptureFacts(properties: capture.properties, monitor: capture.isMonitor, corked: capture.corked)
+        guard captures[capture.index] != facts else { return }
+        captures[capture.index] = facts
+        feed(.capture(StreamID.capture(capture.index), facts.properties, monitor: facts.monitor, corked: facts.corked))
     }
 
     private func captureRemoved(_ index: UInt32) {
-        guard recordingCaptures.remove(index) != nil else { return }
-        log.info("capture \(index): ended")
+        guard captures.removeValue(forKey: index) != nil else { return }
         feed(.captureEnded(StreamID.capture(index)))
     }
+}
+
+/// What the engine was told of a capture stream.
+private struct CaptureFacts: Equatable {
+    var properties: Properties
+    var monitor: Bool
+    var corked: Bool
 }

@@ -293,7 +293,7 @@ struct PropertyGenerator {
             if !hooks.contains(token) { hooks.append(token) }
         case let .interruptionEnded(token):
             hooks.removeAll { $0 == token }
-        case let .captureStarted(id, _):
+        case let .capture(id, _, _, _):
             if !captures.contains(id) { captures.append(id) }
         case let .captureEnded(id):
             captures.removeAll { $0 == id }
@@ -437,7 +437,9 @@ struct PropertyGenerator {
         case 50..<64: event = .audibility(someStream(), audible: rng.chance(0.5))
         case 64..<67: event = .measuring(someStream())
         case 67..<71:
-            event = .captureStarted(rng.pick(PropertyPool.capturesIDs), rng.pick(PropertyPool.captures))
+            // Mostly a recording; sometimes a monitor's capture, or one its app corks (or uncorks) later.
+            event = .capture(rng.pick(PropertyPool.capturesIDs), rng.pick(PropertyPool.captures),
+                             monitor: rng.chance(0.15), corked: rng.chance(0.2))
         case 71..<74:
             event = .captureEnded(captures.isEmpty ? rng.pick(PropertyPool.capturesIDs) : rng.pick(captures))
         case 74 where rng.chance(0.3):
