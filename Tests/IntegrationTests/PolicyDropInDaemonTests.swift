@@ -28,7 +28,11 @@ extension DaemonTests {
         var status = try daemon.status()
         #expect(status.policyFiles == [Policy.embeddedDefaultSource, dropIn.path], "\(String(describing: status.policyFiles))")
         #expect(status.classSettings?["navigation"]?["duck"] == "\(dropIn.path):3")
-        #expect(status.classSettings?["navigation"]?["duck-ramp"] == "\(Policy.embeddedDefaultSource):50")
+        // The default's own line for it: `duck-ramp` in its [class.navigation].
+        let lines = Policy.embeddedDefaultText.components(separatedBy: "\n")
+        let navigation = try #require(lines.firstIndex(of: "[class.navigation]"))
+        let rampLine = try #require(lines[navigation...].firstIndex { $0.hasPrefix("duck-ramp") }) + 1
+        #expect(status.classSettings?["navigation"]?["duck-ramp"] == "\(Policy.embeddedDefaultSource):\(rampLine)")
         #expect(status.streams.first { $0.index == prompt.index }?.class == "navigation")
 
         // Broken drop-in: the reload is refused with the error in that file, and -30 dB stays.
