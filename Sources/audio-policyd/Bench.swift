@@ -89,20 +89,20 @@ struct Bench: ParsableCommand {
     /// Replays every fixture (at least 1000 replays, cycling) and returns the count and seconds.
     private func fixtureThroughput() throws -> (Int, Double) {
         var policies = PolicyCache(override: nil)
-        var loaded: [(Fixture, Policy)] = []
+        var loaded: [(Fixture, Policy, FixtureRunner)] = []
         for path in try FixtureFiles.expand([fixtures]) {
             if case let .success(fixture) = Result(catching: { try FixtureLoader.load(text: try PolicyFile.readText(path), file: path) }),
-               case let .success(policy) = Result(catching: { try policies.policy(for: fixture) }) {
-                loaded.append((fixture, policy))
+               case let .success(policy) = Result(catching: { try policies.policy(for: fixture) }),
+               case let .success(reloads) = Result(catching: { try policies.reloads(for: fixture) }) {
+                loaded.append((fixture, policy, FixtureRunner(reloads: reloads)))
             }
         }
         guard !loaded.isEmpty else { return (0, 1) }
-        let runner = FixtureRunner()
         let count = max(1000, loaded.count)
         let start = DispatchTime.now().uptimeNanoseconds
         var failures = 0
         for i in 0..<count {
-            let (fixture, policy) = loaded[i % loaded.count]
+            let (fixture, policy, runner) = loaded[i % loaded.count]
             failures += runner.run(fixture, policy: policy).failures.count
         }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
