@@ -120,25 +120,11 @@ final class RecoveryTests {
         #expect(second.problems.isEmpty, "\(second.problems)")
     }
 
-    /// Moves the music to the headset as its user would, and waits until the server has it there.
-    ///
-    /// pipewire-pulse 0.3.65 with WirePlumber 0.4 now and then leaves a stream moved just after it started
-    /// where it was (see ``OutputTests/userMove()``): the daemon then listed the music on the speakers, and
-    /// the headset's loss was rightly no loss to it (about one run in four of this suite and the soak
-    /// together). A user would move it again; so does the test.
+    /// Moves the music to the headset as its user would, and waits until the server has it there
+    /// (``UserMove``: WirePlumber 0.4 now and then leaves a just-moved stream where it was).
     func moveToHeadset(_ music: Player, index: UInt32) throws {
         let headset = try #require(try Self.sinkIndex("headset"), "no headset sink")
-        var moves = 0
-        while case let sink = try music.stream().sink, sink != headset {
-            moves += 1
-            try #require(moves <= 3, "the music is still on sink \(sink) after 3 moves to the headset (\(headset))")
-            _ = try run("pactl", "move-sink-input", "\(index)", "headset")
-            _ = try? session.changes.await("the music on the headset", timeout: 1.5) { () throws -> Probe<Void> in
-                let sink = try music.stream().sink
-                return sink == headset ? .done(()) : .waiting("on sink \(sink)")
-            }
-        }
-        if moves > 1 { print("the music needed \(moves) moves to the headset (WirePlumber left it where it was)") }
+        try UserMove.move(index, to: "headset", sinkIndex: headset, changes: session.changes) { try music.stream() }
     }
 
     /// The index of the sink named `name`, if the server has one.

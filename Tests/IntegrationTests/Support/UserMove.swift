@@ -1,0 +1,69 @@
+import Foundation
+
+/// A user's move of a stream to another output (`pactl move-sink-input`, as pavucontrol does it),
+/// awaited until the server reports the stream there.
+///
+/// Why more than one move: on pipewire-pulse 0.3.65 with WirePlumber 0.4 a move is now and then not
+/// carried out (a CI run found mpv still on the headset after three moves). pipewire-pulse only writes
+/// the stream's `target.node` and `target.object` into the "default" metadata, and WirePlumber links
+/// the stream anew when that metadata changes. A second `pactl move-sink-input` to the same sink writes
+/// the same values, which is no change (seen with `pw-metadata -m`: no update at all), so WirePlumber
+/// never looks again and repeating the move cannot help. Each further try therefore first deletes the
+/// stream's two targets (`pw-metadata -d`), so that the move's write is a change WirePlumber acts on.
+/// PulseAudio moves at once; there the first move is the only one.
+enum UserMove {
+    /// Tries before the move counts as failed; each waits `patience` seconds for the server's report.
+    static let tries = 4
+    static let patience = 2.0
+
+    /// Moves sink input `index` to the sink named `sinkName` (index `sinkIndex`) and returns how many
+    /// moves it took; `current` reads the stream as the server reports it now.
+    @discardableResult
+    static func move(_ index: UInt32, to sinkName: String, sinkIndex: UInt32, changes: Changes,
+                     current: () throws -> ServerStream) throws -> Int {
+        var moves = 0
+        while case let stream = try current(), stream.sink != sinkIndex {
+            moves += 1
+            guard moves <= tries else {
+                throw CommandFailure(description: "sink input #\(index) is still on sink \(stream.sink) after "
+                                     + "\(tries) moves to \(sinkName) (\(sinkIndex)): \(diagnosis())")
+            }
+            if moves > 1, let node = stream.properties["object.id"] { forgetTargets(ofNode: node) }
+            _ = try run("pactl", "move-sink-input", "\(index)", sinkName)
+            _ = try? changes.await("sink input #\(index) on \(sinkName)", timeout: patience) {
+                () throws -> Probe<Void> in
+                let sink = try current().sink
+                return sink == sinkIndex ? .done(()) : .waiting("on sink \(sink)")
+            }
+        }
+        if moves > 1 { print("sink input #\(index) needed \(moves) moves to \(sinkName) (WirePlumber left it)") }
+        return moves
+    }
+
+    /// PipeWire's socket under the test server's folder (scripts/sound-server), if this is PipeWire.
+    private static var pipeWireRemote: [String: String]? {
+        guard TestEnvironment.serverKind == "pipewire",
+              let folder = TestEnvironment.variables["SOUND_SERVER_DIR"] else { return nil }
+        var environment = TestEnvironment.variables
+        environment["PIPEWIRE_REMOTE"] = folder + "/runtime/pipewire-0"
+        return environment
+    }
+
+    /// Deletes node `node`'s move targets from PipeWire's "default" metadata (no-op on PulseAudio).
+    private static func forgetTargets(ofNode node: String) {
+        guard let environment = pipeWireRemote else { return }
+        for key in ["target.object", "target.node"] {
+            _ = try? outcome(["pw-metadata", "-d", node, key], environment: environment, timeout: 5)
+        }
+    }
+
+    /// What PipeWire's metadata and WirePlumber's log say, for a failed move's message.
+    private static func diagnosis() -> String {
+        guard let environment = pipeWireRemote, let folder = TestEnvironment.variables["SOUND_SERVER_DIR"] else {
+            return "(PulseAudio)"
+        }
+        let metadata = (try? outcome(["pw-metadata"], environment: environment, timeout: 5))?.output ?? "?"
+        let log = (try? String(contentsOfFile: folder + "/wireplumber.log", encoding: .utf8)) ?? ""
+        return "metadata:\n\(metadata)\nWirePlumber's log (end):\n\(log.split(separator: "\n").suffix(20).joined(separator: "\n"))"
+    }
+}
