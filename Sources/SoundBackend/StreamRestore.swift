@@ -30,6 +30,12 @@ public final class StreamRestore {
     /// Streams whose saved entry is being repaired.
     public var repairing: Set<UInt32> { ledger.repairing }
 
+    /// The connected server instance's cookie, once the server told it (journaled with each stream).
+    public var serverInstance: UInt32? {
+        refresh()
+        return ledger.server
+    }
+
     // MARK: - The connection
 
     /// A new connection of the backend: its saved levels are the ones to read and repair.
@@ -145,6 +151,10 @@ public final class StreamRestore {
     /// Called when a settled duck was remembered for the first time: the daemon keeps them in a file.
     public var onSettledChange: (() -> Void)?
 
+    /// Called with a key whose saved mute a taken repair made its user's where it was ours: the journal's
+    /// entries of the key's streams must say so (``LevelOwnership/entryRepaired(key:)``).
+    public var onSavedMuteTheirs: ((String) -> Void)?
+
     /// What an earlier run (or a server that went away) left changed, before its streams are restored.
     public func recovered(_ streams: [WrittenStream]) {
         refresh()
@@ -216,7 +226,7 @@ public final class StreamRestore {
                     [weak self] taken in
                     guard let self else { return }
                     if taken {
-                        self.ledger.entryRepaired(key: name)
+                        if self.ledger.entryRepaired(key: name) { self.onSavedMuteTheirs?(name) }
                         self.log.info("repaired the saved volume of \(name): \(volume)\(muted ? ", muted" : "")")
                     } else {
                         failed = true

@@ -72,9 +72,13 @@ public struct LevelOwnership: Sendable {
     }
 
     /// Where stream `index`'s key's saved mute is the policy's mute of it (the policy holds it muted):
-    /// the highest index seen, on this server instance; nil otherwise.
+    /// the highest index seen, on this server instance; nil otherwise. The mute may be an earlier run's
+    /// that this run kept on (a held stream recovery left muted at the level its user set meanwhile,
+    /// which saves nothing new): its mark is carried on, or a second kill would lose it and a stream
+    /// that starts after it with our mute would be taken for one its user muted (found by the levels
+    /// property run: 3 of 240,000 sequences on PulseAudio).
     public func savedMuteMark(of index: UInt32, key: String?, policyMuted: Bool) -> SavedMuteMark? {
-        guard saving != nil, policyMuted, writes.savedMuteIsOurs(key: key) else { return nil }
+        guard saving != nil, policyMuted, let key, writes.savedMuteMayBeOurs(key: key) else { return nil }
         return SavedMuteMark(above: max(highestIndexSeen ?? 0, index), server: server)
     }
 
@@ -235,8 +239,12 @@ public struct LevelOwnership: Sendable {
 
     /// A repair of `key`'s entry was taken: its mute is the user's now, whatever it was (found by the
     /// levels property run: a stream whose app started it muted, after the repair of a call's mute, was
-    /// taken for one muted by us and unmuted).
-    public mutating func entryRepaired(key: String) {
+    /// taken for one muted by us and unmuted). Returns whether the key's saved mute was ours until then:
+    /// the journal's entries of the key's streams must then drop their ``SavedMuteMark`` (found by the
+    /// levels property run: a mark left above the repair made the next run unmute a stream that started,
+    /// while no daemon ran, with its user's mute of the key — and save that unmute as the key's).
+    @discardableResult
+    public mutating func entryRepaired(key: String) -> Bool {
         writes.theyMuted(key: key)
     }
 

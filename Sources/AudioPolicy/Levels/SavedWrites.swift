@@ -67,11 +67,13 @@ public struct SavedWrites: Sendable {
         if muted { mutedKeys.insert(key) } else { mutedKeys.remove(key) }
     }
 
-    /// Someone else muted or unmuted a stream of `key`: the key's saved mute is theirs now.
-    public mutating func theyMuted(key: String?) {
-        guard let key else { return }
-        mutedKeys.remove(key)
-        earlierMutes[key] = nil
+    /// Someone else muted or unmuted a stream of `key`: the key's saved mute is theirs now. Returns
+    /// whether it may have been ours before (this run's or an earlier run's).
+    @discardableResult
+    public mutating func theyMuted(key: String?) -> Bool {
+        guard let key else { return false }
+        let wasOurs = mutedKeys.remove(key) != nil
+        return earlierMutes.removeValue(forKey: key) != nil || wasOurs
     }
 
     /// The server saved a stream's mute as `key`'s again, with a change of its level: the mute is ours

@@ -18,9 +18,12 @@ public struct WrittenStream: Equatable, Sendable {
     public var duckLevels: [Double]
     /// Where its key's saved mute was the policy's, if it was.
     public var savedMute: SavedMuteMark?
+    /// The server instance (its cookie, ``SavedLevels/serverCookie``) the stream played on; nil when the
+    /// server did not tell (ALSA), and in older journals.
+    public var server: UInt32?
 
     public init(index: UInt32, key: String?, own: ChannelVolumes, muted: Bool, policyMuted: Bool,
-                duckLevels: [Double], savedMute: SavedMuteMark?) {
+                duckLevels: [Double], savedMute: SavedMuteMark?, server: UInt32? = nil) {
         self.index = index
         self.key = key
         self.own = own
@@ -28,6 +31,18 @@ public struct WrittenStream: Equatable, Sendable {
         self.policyMuted = policyMuted
         self.duckLevels = duckLevels
         self.savedMute = savedMute
+        self.server = server
+    }
+
+    /// Whether the stream may still play on server instance `instance`: a restarted server starts its
+    /// indexes again, and a stream of the same key (even of the same process: a browser reconnects) can
+    /// get the index this one had; it is another stream, never to be unmuted or set to this one's level
+    /// (found by the levels property run: recovery unmuted a stream that started with its user's mute on
+    /// a server restarted while no daemon ran, and saved that unmute as its key's). Unknown on either
+    /// side, only the index and what names the stream's owner tell.
+    public func mayPlay(on instance: UInt32?) -> Bool {
+        guard let server, let instance else { return true }
+        return server == instance
     }
 
     /// The mute to save for the stream's key: the user's, never the policy's.

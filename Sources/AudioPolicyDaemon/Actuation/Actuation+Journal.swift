@@ -70,7 +70,8 @@ extension Actuation {
     /// The stream's entry as it stands, with the run's duck levels and where its key's saved mute is ours.
     func journalEntry(of live: LiveStream, pausedPlayers: [String]) -> JournalEntry {
         live.journalEntry(pausedPlayers: pausedPlayers, duckLevels: duckLevels,
-                          savedMute: restore?.savedMuteMark(of: live.input, policyMuted: live.policyMuted))
+                          savedMute: restore?.savedMuteMark(of: live.input, policyMuted: live.policyMuted),
+                          server: restore?.serverInstance)
     }
 
     /// The journal entries of streams of `key` the policy holds muted are written again: whether the

@@ -32,7 +32,7 @@ extension Actuation {
         var gone: [JournalEntry] = []
         var outcome: [String] = []
         for entry in entries {
-            guard let position = restored.firstIndex(where: { entry.describes($0) }) else {
+            guard let position = restored.firstIndex(where: { entry.describes($0, on: restore?.serverInstance) }) else {
                 gone.append(entry)
                 continue
             }

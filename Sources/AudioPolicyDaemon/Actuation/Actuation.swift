@@ -63,6 +63,7 @@ final class Actuation {
         self.server = server
         restore = server.restore
         restore?.log = log
+        restore?.onSavedMuteTheirs = { [unowned self] key in journalSavedMute(of: key) }
         restore?.connected(to: server)
         keepSettledDucks()
     }

@@ -29,10 +29,11 @@ struct LiveStream {
     /// its key's saved mute is ours (``JournalEntry/savedMuteAbove``). While the server has not said
     /// what the stream's volume is, the entry holds none (a repair must never write the placeholder 0
     /// as the app's saved volume).
-    func journalEntry(pausedPlayers: [String], duckLevels: [Double], savedMute: SavedMuteMark?) -> JournalEntry {
+    func journalEntry(pausedPlayers: [String], duckLevels: [Double], savedMute: SavedMuteMark?,
+                      server: UInt32?) -> JournalEntry {
         JournalEntry(input, ownVolume: input.volumePending ? ChannelVolumes(values: []) : ownVolume,
                      policyMuted: policyMuted, heldForLoss: heldForLoss, pausedPlayers: pausedPlayers,
-                     duckLevels: duckLevels, savedMute: savedMute)
+                     duckLevels: duckLevels, savedMute: savedMute, server: server)
     }
 
     /// The volume that carries `factor`: exactly the user's own at 1.

@@ -54,11 +54,15 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     /// of the key with the saved mute has the policy's. Nil when the server did not tell, and in older
     /// journals: then only the index counts.
     public var savedMuteServer: UInt32?
+    /// The server instance the stream played on (its cookie, ``SavedLevels/serverCookie``): recovery
+    /// never takes a stream of another instance for this one (``WrittenStream/mayPlay(on:)``). Nil when
+    /// the server did not tell (ALSA), and in older journals.
+    public var server: UInt32?
 
     public init(sinkInput: UInt32, restoreID: String?, application: String?, pid: Int?, volume: [UInt32],
                 channelMap: [Int32], muted: Bool, policyMuted: Bool = false, heldForLoss: Bool? = nil,
                 pausedPlayers: [String] = [], duckLevels: [Double]? = nil, savedMuteAbove: UInt32? = nil,
-                savedMuteServer: UInt32? = nil) {
+                savedMuteServer: UInt32? = nil, server: UInt32? = nil) {
         self.sinkInput = sinkInput
         self.restoreID = restoreID
         self.application = application
@@ -72,16 +76,18 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         self.duckLevels = duckLevels
         self.savedMuteAbove = savedMuteAbove
         self.savedMuteServer = savedMuteServer
+        self.server = server
     }
 
     /// The user's own volume with its channel map.
     public var ownVolume: ChannelVolumes { ChannelVolumes(values: volume, channelMap: channelMap) }
 
-    /// Whether `input` is the stream this entry was written for (same index, and nothing that names
-    /// its owner has changed), rather than a later stream that was given the same index.
-    public func describes(_ input: SinkInput) -> Bool {
+    /// Whether `input`, on server instance `instance`, is the stream this entry was written for (same
+    /// instance, same index, and nothing that names its owner has changed), rather than a later stream
+    /// that was given the same index.
+    public func describes(_ input: SinkInput, on instance: UInt32?) -> Bool {
         input.index == sinkInput && input.restoreID == restoreID && input.applicationName == application
-            && input.processID == pid
+            && input.processID == pid && written.mayPlay(on: instance)
     }
 
     /// Whether `current` is a copy of the user's own volume scaled down by one common factor: a volume
@@ -95,20 +101,21 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     public var written: WrittenStream {
         WrittenStream(index: sinkInput, key: restoreID, own: ownVolume, muted: muted, policyMuted: policyMuted,
                       duckLevels: duckLevels ?? [],
-                      savedMute: savedMuteAbove.map { SavedMuteMark(above: $0, server: savedMuteServer) })
+                      savedMute: savedMuteAbove.map { SavedMuteMark(above: $0, server: savedMuteServer) },
+                      server: server)
     }
 }
 
 extension JournalEntry {
     /// The entry for `input` as it is now, with `ownVolume` as the user's volume.
     init(_ input: SinkInput, ownVolume: ChannelVolumes, policyMuted: Bool, heldForLoss: Bool, pausedPlayers: [String],
-         duckLevels: [Double], savedMute: SavedMuteMark?) {
+         duckLevels: [Double], savedMute: SavedMuteMark?, server: UInt32?) {
         self.init(sinkInput: input.index, restoreID: input.restoreID, application: input.applicationName,
                   pid: input.processID,
                   volume: ownVolume.values, channelMap: ownVolume.channelMap,
                   muted: policyMuted ? false : input.muted, policyMuted: policyMuted,
                   heldForLoss: policyMuted && heldForLoss ? true : nil, pausedPlayers: pausedPlayers, duckLevels: duckLevels,
                   savedMuteAbove: policyMuted ? savedMute?.above : nil,
-                  savedMuteServer: policyMuted ? savedMute?.server : nil)
+                  savedMuteServer: policyMuted ? savedMute?.server : nil, server: server)
     }
 }

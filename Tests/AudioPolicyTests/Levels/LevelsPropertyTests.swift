@@ -71,10 +71,19 @@ enum LevelsSequence {
         // Levels are unbalanced: a balanced level at a copy of another balanced level scaled down cannot
         // be told from a duck or a ramp's step of ours once the run that wrote it is gone (README, known
         // gaps), so each key starts with an unbalanced entry, and apps and users set unbalanced levels.
+        // Nor do two levels of a sequence share the ratio of their channels: a level that is a copy of
+        // another stream's own level scaled down is a ramp step of ours to the daemon (seed
+        // 7707550057315619115: an app's 0.639/0.497 is the music entry's 0.9/0.7 at 71 %, taken for a
+        // step of the earlier fade-out's). The real server has the same ambiguity (README, known gaps).
+        var ratios = entries.map { $0.level.linearValues[1] / $0.level.linearValues[0] }
         func level() -> ChannelVolumes {
-            let a = 0.2 + Double(rng.next() % 800) / 1000
-            let b = a * (0.5 + Double(rng.next() % 400_000) / 1_000_000)
-            return ChannelVolumes(values: [CubicVolume.raw(linear: a), CubicVolume.raw(linear: b)])
+            while true {
+                let a = 0.2 + Double(rng.next() % 800) / 1000
+                let ratio = 0.5 + Double(rng.next() % 400_000) / 1_000_000
+                guard ratios.allSatisfy({ abs($0 - ratio) > 0.002 }) else { continue }
+                ratios.append(ratio)
+                return ChannelVolumes(values: [CubicVolume.raw(linear: a), CubicVolume.raw(linear: a * ratio)])
+            }
         }
         var steps: [Step] = []
         var at: Milliseconds = 0

@@ -61,7 +61,7 @@ public struct RehearsedDaemon: Sendable {
         var gone: [WrittenStream] = []
         for entry in entries {
             let written = entry.written
-            if let stream = server.streams[written.index], stream.key == written.key {
+            if let stream = server.streams[written.index], stream.key == written.key, written.mayPlay(on: server.cookie) {
                 let step = RecoveryStep.of(written, heldForLoss: entry.heldForLoss, volume: stream.volume,
                                            muted: stream.muted, writable: true)
                 if step.held { recoveredHolds.insert(written.index) }
@@ -189,7 +189,7 @@ public struct RehearsedDaemon: Sendable {
         let saved = server.entries[key]
         server.writeEntry(key, volume: stream.own,
                           muted: ownership.repairMute(of: stream, saved: saved?.muted), for: index, at: now)
-        ownership.entryRepaired(key: key)
+        if ownership.entryRepaired(key: key) { journalSavedMute(of: key) }
     }
 
     // MARK: - What the policy does
@@ -229,6 +229,9 @@ public struct RehearsedDaemon: Sendable {
         guard connected, live[index]?.policyMuted == true else { return }
         live[index]?.policyMuted = false
         live[index]?.heldForLoss = false
+        // The mute it had was ours (a held stream is heard of muted): unmuted, it is not its user's, as
+        // the daemon's unmute command takes it (Actuation.record).
+        live[index]?.muted = false
         journalSync(index)
         write(index, factor: 0, on: &server, at: now)
         writeMute(index, false, on: &server, at: now)
@@ -277,7 +280,8 @@ public struct RehearsedDaemon: Sendable {
     private func written(_ index: UInt32, _ record: Live) -> WrittenStream {
         WrittenStream(index: index, key: record.key, own: record.own, muted: record.policyMuted ? false : record.muted,
                       policyMuted: record.policyMuted, duckLevels: duckLevels,
-                      savedMute: ownership.savedMuteMark(of: index, key: record.key, policyMuted: record.policyMuted))
+                      savedMute: ownership.savedMuteMark(of: index, key: record.key, policyMuted: record.policyMuted),
+                      server: ownership.server)
     }
 
     private mutating func journalSavedMute(of key: String) {

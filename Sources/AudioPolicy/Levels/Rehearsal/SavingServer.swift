@@ -30,9 +30,11 @@ public struct SavingServer: Sendable {
         public var trueMuted: Bool
         /// PulseAudio saves its mute with each change of it (a client set its mute, or it started muted).
         public var muteSaved: Bool
-        /// Its volume before the daemon's last write, for a write the server never applied, and when it was sent.
-        public var beforeLastWrite: ChannelVolumes?
+        /// Its key's entry before the daemon's last write to it was saved, for a write the server never
+        /// applied; when it was sent, and which save it made (``SavingServer/saves``).
+        public var entryBeforeLastWrite: Entry?
         public var lastWriteAt: Milliseconds = .min
+        public var lastWriteSave: Int?
     }
 
     /// How long a level must hold before WirePlumber stores it (ms).
@@ -49,6 +51,10 @@ public struct SavingServer: Sendable {
     /// The truth of streams that ended, for a repair of their entry written later (by index, this instance).
     private var ended: [UInt32: Stream] = [:]
     private var nextIndex: UInt32 = 0
+    /// Saves made so far, and the one each key's entry holds: a lost write undoes its save only if no
+    /// other came after it.
+    private var saves = 0
+    private var entrySave: [String: Int] = [:]
 
     public init(saving: ServerSaving) {
         self.saving = saving
@@ -86,12 +92,14 @@ public struct SavingServer: Sendable {
     public mutating func setVolume(_ index: UInt32, _ volume: ChannelVolumes, byDaemon: Bool, at now: Milliseconds) {
         guard var stream = streams[index] else { return }
         settle(at: now)
-        stream.beforeLastWrite = byDaemon ? stream.volume : nil
+        stream.entryBeforeLastWrite = byDaemon ? entries[stream.key] : nil
+        stream.lastWriteSave = nil
         if byDaemon { stream.lastWriteAt = now }
         stream.volume = volume
         if !byDaemon { stream.trueOwn = volume }
         streams[index] = stream
         save(index, mute: saving.savesMuteWithEveryChange || stream.muteSaved, at: now)
+        if byDaemon { streams[index]?.lastWriteSave = saves }
     }
 
     /// Mutes or unmutes a stream: the daemon (`byDaemon`) or its user. Either way the server saves it.
@@ -116,15 +124,22 @@ public struct SavingServer: Sendable {
     public static let writeInFlight: Milliseconds = 50
 
     /// The stream ends; with `lastWriteLost`, the daemon's last write to it, if sent within
-    /// ``writeInFlight``, was never applied: the server keeps the level before it as the key's entry (a
-    /// restore's last step, sent as it ended).
+    /// ``writeInFlight``, was never applied: it saved nothing, so the key keeps the entry it had before
+    /// (a restore's last step, sent as it ended, leaves the step before it saved) — unless another
+    /// stream's save came after it. Undone as a whole: the mute too is what the entry had then, not the
+    /// stream's now (a save made now would put a mute of ours above a later unmute of another stream).
     public mutating func end(_ index: UInt32, lastWriteLost: Bool, at now: Milliseconds) {
-        guard var stream = streams[index] else { return }
+        guard let stream = streams[index] else { return }
         settle(at: now)
-        if lastWriteLost, let before = stream.beforeLastWrite, now - stream.lastWriteAt <= Self.writeInFlight {
-            stream.volume = before
-            streams[index] = stream
-            save(index, mute: saving.savesMuteWithEveryChange || stream.muteSaved, at: now)
+        if lastWriteLost, let save = stream.lastWriteSave, now - stream.lastWriteAt <= Self.writeInFlight,
+           entrySave[stream.key] == save {
+            entries[stream.key] = stream.entryBeforeLastWrite.map { entry in
+                var entry = entry
+                entry.changedAt = now
+                return entry
+            }
+            if saving == .pulseAudio { stored[stream.key] = entries[stream.key] }
+            entrySave[stream.key] = nil
         }
         ended[index] = stream
         streams[index] = nil
@@ -155,6 +170,8 @@ public struct SavingServer: Sendable {
             trueMuted = truth?.trueMuted ?? muted
         }
         entries[key] = Entry(volume: volume, muted: muted, trueVolume: trueVolume, trueMuted: trueMuted, changedAt: now)
+        saves += 1
+        entrySave[key] = saves
         if saving == .pulseAudio { stored[key] = entries[key] }
     }
 
@@ -182,6 +199,8 @@ public struct SavingServer: Sendable {
         }
         entry.changedAt = now
         entries[stream.key] = entry
+        saves += 1
+        entrySave[stream.key] = saves
         if saving == .pulseAudio { stored[stream.key] = entry }
     }
 
