@@ -10,4 +10,14 @@ public struct StartOrigin: Equatable, Sendable {
         self.own = own
         self.mutedByUs = mutedByUs
     }
+
+    /// Whether a stream that started muted (`startedMuted`) has its user's (or app's) mute: the engine
+    /// must know before it decides, or its mute fallback would take that mute over and undo it. Not when
+    /// the mute is our saved one (`mutedByUs`, ``SavedWrites/origin(of:muted:key:index:)``), nor when an
+    /// earlier run held the stream muted for a lost output (`held`: the engine holds it on until the user
+    /// acts). The daemon asks it when a stream starts and when pipewire-pulse tells a start's mute late,
+    /// the rehearsal when a stream starts.
+    public static func usersMute(startedMuted: Bool, mutedByUs: Bool, held: Bool) -> Bool {
+        startedMuted && !mutedByUs && !held
+    }
 }

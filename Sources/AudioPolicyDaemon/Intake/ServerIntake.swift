@@ -148,7 +148,9 @@ final class ServerIntake {
         // engine must know before it decides, or its mute fallback would take the mute over and undo it.
         // Held, an earlier run held it muted for a lost output: the engine holds it on until the user acts.
         feed(.streamStarted(id, input.properties, player: players.playerForNewStream(input), playing: !input.corked,
-                            muted: input.muted && !savedStart.mutedByUs && !savedStart.held, held: savedStart.held))
+                            muted: StartOrigin.usersMute(startedMuted: input.muted, mutedByUs: savedStart.mutedByUs,
+                                                         held: savedStart.held),
+                            held: savedStart.held))
         feed(.streamMoved(id, to: OutputID(sink: input.sinkIndex)))
         actuation.streamDecided(input.index, savedStart)
         if !input.corked, players.isPlaying(input.index) {
@@ -163,7 +165,8 @@ final class ServerIntake {
         guard let (old, lateStart) = actuation.streamChanged(input) else { return streamAdded(input) }
         defer { actuation.prepareJournalEntry(input.index) }
         let id = StreamID.playback(input.index)
-        if let lateStart, input.muted, !old.muted, !lateStart.mutedByUs {
+        if let lateStart, !old.muted,
+           StartOrigin.usersMute(startedMuted: input.muted, mutedByUs: lateStart.mutedByUs, held: false) {
             // pipewire-pulse tells a new stream's restored mute with its late volume: the user's mute for
             // its app or role (unless it is ours), as a muted start is (see `streamAdded`).
             feed(.userMute(id, true))

@@ -126,7 +126,7 @@ public struct RehearsedDaemon: Sendable {
         guard var origin = ownership.origin(of: index, key: stream.key, volume: stream.volume, muted: stream.muted,
                                             volumeKnown: true) else { return }
         live[index]?.own = origin.own
-        if origin.mutedByUs { live[index]?.muted = false }
+        live[index]?.muted = StartOrigin.usersMute(startedMuted: stream.muted, mutedByUs: origin.mutedByUs, held: false)
         if takesStartMutesForTheUsers { origin.mutedByUs = false }
         let correction = SavedStartCorrection.of(origin, volume: stream.volume, own: origin.own, untouched: true,
                                                  writable: true, policyMuted: false)
