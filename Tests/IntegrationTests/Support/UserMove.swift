@@ -3,14 +3,16 @@ import Foundation
 /// A user's move of a stream to another output (`pactl move-sink-input`, as pavucontrol does it),
 /// awaited until the server reports the stream there.
 ///
-/// Why more than one move: on pipewire-pulse 0.3.65 with WirePlumber 0.4 a move is now and then not
-/// carried out (a CI run found mpv still on the headset after three moves). pipewire-pulse only writes
-/// the stream's `target.node` and `target.object` into the "default" metadata, and WirePlumber links
-/// the stream anew when that metadata changes. A second `pactl move-sink-input` to the same sink writes
-/// the same values, which is no change (seen with `pw-metadata -m`: no update at all), so WirePlumber
-/// never looks again and repeating the move cannot help. Each further try therefore first deletes the
-/// stream's two targets (`pw-metadata -d`), so that the move's write is a change WirePlumber acts on.
-/// PulseAudio moves at once; there the first move is the only one.
+/// Why more than one move: on pipewire-pulse 0.3.65 with WirePlumber 0.4 the stream is now and then
+/// still reported on its old sink seconds after a move (a CI run found mpv on the headset after three
+/// moves; 2 of 30 runs of `OutputTests` beside two CPU hogs), although WirePlumber's log, at level `I`,
+/// shows it linked to the new sink at once: what lags is pipewire-pulse's report. pipewire-pulse only
+/// writes the stream's `target.node` and `target.object` into the "default" metadata, and WirePlumber
+/// links the stream anew when that metadata changes. A second `pactl move-sink-input` to the same sink
+/// writes the same values, which is no change (seen with `pw-metadata -m`: no update at all), so nothing
+/// happens and repeating the move cannot help. Each further try therefore first deletes the stream's
+/// two targets (`pw-metadata -d`), so that the move's write is a change WirePlumber acts on, linking the
+/// stream again, and the report follows. PulseAudio moves at once; there the first move is the only one.
 enum UserMove {
     /// Tries before the move counts as failed; each waits `patience` seconds for the server's report.
     static let tries = 4
