@@ -86,6 +86,43 @@ final class RecoveryTests {
 
     @Test("killed -9 while holding the music of a lost headset muted: the next start keeps it muted, at the user's level, until the user's volume change unmutes it (control: the call's mute above is undone)")
     func killedWhileHoldingALostHeadsetsMusic() throws {
+        let (music, own) = try holdLostHeadsetsMusicAndKill()
+        let second = try startDaemon()
+        try second.awaitLog("journal: recovery done")
+        #expect(second.log.contains { $0.contains("kept muted (its output went away") }, "\(second.logText)")
+        // Muted on the speakers, its volume the user's again under the mute, and it stays so.
+        try session.awaitStream(music, "muted at the user's level") { $0.muted && DaemonTests.matches($0.volume, own) }
+        try session.changes.watch(for: 1) {
+            let now = try music.stream()
+            #expect(now.muted, "unmuted on the speakers: \(now)")
+        }
+        // The user acts: a volume change unmutes it, at that volume.
+        let chosen = try music.setVolume(percent: [60, 60])
+        try session.awaitStream(music, "unmuted at the user's new level") { !$0.muted && DaemonTests.matches($0.volume, chosen) }
+        try awaitJournalEmpty()
+        #expect(second.problems.isEmpty, "\(second.problems)")
+    }
+
+    @Test("killed -9 while holding the music of a lost headset muted, and the user turns it up while no daemon runs: the next start unmutes it at that level (control: the test above, untouched, stays muted)")
+    func userActsOnAHeldStreamWhileNoDaemonRuns() throws {
+        let (music, _) = try holdLostHeadsetsMusicAndKill()
+        let chosen = try music.setVolume(percent: [70, 55])
+        try session.awaitStream(music, "at the user's level, still muted") { $0.muted && DaemonTests.matches($0.volume, chosen) }
+        let second = try startDaemon()
+        try second.awaitLog("journal: recovery done")
+        #expect(!second.log.contains { $0.contains("kept muted (its output went away") }, "\(second.logText)")
+        try session.awaitStream(music, "unmuted at the level the user chose") { !$0.muted && DaemonTests.matches($0.volume, chosen) }
+        try session.changes.watch(for: 1) {
+            let now = try music.stream()
+            #expect(!now.muted && DaemonTests.matches(now.volume, chosen), "not the user's: \(now)")
+        }
+        try awaitJournalEmpty()
+        #expect(second.problems.isEmpty, "\(second.problems)")
+    }
+
+    /// Plays the music on a headset under a first daemon, takes the headset away (no player: the music is
+    /// held muted, journaled so), and kills the daemon. Returns the music and its user's level.
+    func holdLostHeadsetsMusicAndKill() throws -> (Player, Volume) {
         let module = try OutputTests.loadHeadset(changes: session.changes)
         var unloaded = false
         defer { if !unloaded { _ = try? run("pactl", "unload-module", module) } }
@@ -103,21 +140,7 @@ final class RecoveryTests {
         let entry = try #require(try Self.entries(in: journal).first { $0.sinkInput == index }, "not journaled")
         #expect(entry.policyMuted && entry.heldForLoss == true, "\(entry)")
         first.kill()
-
-        let second = try startDaemon()
-        try second.awaitLog("journal: recovery done")
-        #expect(second.log.contains { $0.contains("kept muted (its output went away") }, "\(second.logText)")
-        // Muted on the speakers, its volume the user's again under the mute, and it stays so.
-        try session.awaitStream(music, "muted at the user's level") { $0.muted && DaemonTests.matches($0.volume, own) }
-        try session.changes.watch(for: 1) {
-            let now = try music.stream()
-            #expect(now.muted, "unmuted on the speakers: \(now)")
-        }
-        // The user acts: a volume change unmutes it, at that volume.
-        let chosen = try music.setVolume(percent: [60, 60])
-        try session.awaitStream(music, "unmuted at the user's new level") { !$0.muted && DaemonTests.matches($0.volume, chosen) }
-        try awaitJournalEmpty()
-        #expect(second.problems.isEmpty, "\(second.problems)")
+        return (music, own)
     }
 
     /// Moves the music to the headset as its user would, and waits until the server has it there

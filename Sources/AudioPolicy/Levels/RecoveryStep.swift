@@ -3,7 +3,9 @@
 ///
 /// The rule, as the journal tells the stream's past and the server its present:
 /// - held muted for an output that went away, and still muted: kept muted (unmuted, it would play on the
-///   speakers); the engine holds it on until the user acts;
+///   speakers); the engine holds it on until the user acts — unless someone set its level since, which
+///   is the user acting while no daemon ran (as the engine's hold ends on a level change): unmuted, at
+///   that level;
 /// - muted by the policy, and still muted: unmuted;
 /// - at a copy of its own level scaled down by one factor (a duck, a ramp's step, a fade's end): its own
 ///   level back; at any other level someone set it since, and it is left there;
@@ -30,11 +32,14 @@ public struct RecoveryStep: Equatable, Sendable {
     public static func of(_ stream: WrittenStream, heldForLoss: Bool, volume: ChannelVolumes, muted: Bool,
                           writable: Bool) -> RecoveryStep {
         var step = RecoveryStep()
-        if stream.policyMuted, muted {
-            if heldForLoss { step.held = true } else { step.unmute = true }
-        }
         if writable, !volume.matches(stream.own) {
             if stream.isScaledDown(volume) { step.restore = stream.own } else { step.leftAlone = true }
+        }
+        if stream.policyMuted, muted {
+            // A level set since is an act: held on, the stream would stay muted at a level its user chose
+            // to hear it at (the soak on CI: the user turned a held stream up while the daemon was down,
+            // and the next run kept it muted until a checkpoint found it).
+            if heldForLoss, !step.leftAlone { step.held = true } else { step.unmute = true }
         }
         return step
     }
