@@ -28,6 +28,9 @@ final class OutputEpisode {
     }
 
     enum Step {
+        /// Loaded, and the user moved these streams onto it (`tries` times): once they are on it, the
+        /// ending is due at `endsAt`.
+        case arriving([UInt32], tries: Int, endsAt: UInt64)
         /// Loaded, streams moved onto it; the ending is due.
         case playing
         /// Unloaded; waiting for the mixer to hear the sink go (`since`: when it was unloaded), to know
@@ -50,7 +53,7 @@ final class OutputEpisode {
     var ending: Ending
     /// The way it was meant to go (a profile switch's ending turns into the user's move away).
     let planned: Ending
-    var step = Step.playing
+    var step: Step
     var dueAt: UInt64
 
     /// How long the soak waits for the mixer to hear a sink it unloaded go.
@@ -59,15 +62,18 @@ final class OutputEpisode {
     static let moveTries = 3
     /// How long after the last of the user's moves landed the headset goes, at the least.
     static let afterMove: UInt64 = 1_000_000
+    /// How long after moving streams onto the headset the user looks whether they are on it.
+    static let arrivalCheck: UInt64 = 800_000
 
-    init(number: Int, module: String, speakers: String, ending: Ending, dueAt: UInt64) {
+    init(number: Int, module: String, speakers: String, ending: Ending, moved: [UInt32], now: UInt64, endsAt: UInt64) {
         self.number = number
         sinkName = "soak_headset_\(number)"
         self.module = module
         self.speakers = speakers
         self.ending = ending
         planned = ending
-        self.dueAt = dueAt
+        step = .arriving(moved, tries: 1, endsAt: endsAt)
+        dueAt = min(endsAt, now + Self.arrivalCheck)
     }
 
     /// The properties a Bluetooth headset's sink carries (the device's address is what tells a profile
@@ -92,6 +98,21 @@ extension SoakRun {
         }
         guard now >= episode.dueAt else { return }
         switch (episode.step, episode.ending) {
+        case let (.arriving(moved, tries, endsAt), _):
+            // As in a mixer, the user sees a stream that did not go onto the new headset and moves it
+            // again: pipewire-pulse 0.3.65 with WirePlumber 0.4.13 keeps now and then a stream moved at
+            // once onto a sink just loaded where it was (seen: 2 of 5 moves, and on CI every move of a
+            // run whose injected fault then found no loss to hold).
+            let on = Set(streamsOn(episode))
+            let missed = moved.filter { mixer.streams[$0] != nil && !on.contains($0) }
+            if !missed.isEmpty, tries < OutputEpisode.moveTries {
+                moveOnto(missed, episode)
+                episode.step = .arriving(moved, tries: tries + 1, endsAt: endsAt)
+                episode.dueAt = now + OutputEpisode.arrivalCheck
+                return
+            }
+            episode.step = .playing
+            episode.dueAt = max(endsAt, now)
         case let (.lost(streams), _):
             if plan.fault == .userIgnoresLoss, !streams.isEmpty {
                 faultInjected = true
@@ -134,7 +155,7 @@ extension SoakRun {
             // A stream started on it meanwhile (it was the default), or the move did not hold: that is a
             // loss too, and the user acts.
             trace("headset \(episode.number) goes away with \(list)")
-            report.outputsLost += 1
+            if !streams.isEmpty { report.outputsLost += 1 }
             episode.step = .lost(streams)
             episode.dueAt = now + 2_000_000
         case (.playing, .profileSwitch):
@@ -190,6 +211,16 @@ extension SoakRun {
         trace("user moves \(streams.map { "#\($0)" }.joined(separator: " ")) to the speakers")
     }
 
+    /// The user moves `streams` onto the episode's headset again, by way of the speakers: the same move
+    /// twice writes the same target into PipeWire's metadata, which WirePlumber 0.4 never looks at again.
+    func moveOnto(_ streams: [UInt32], _ episode: OutputEpisode) {
+        let moves = streams.map {
+            "{ pactl move-sink-input \($0) \(episode.speakers) || true; pactl move-sink-input \($0) \(episode.sinkName) || true; }; "
+        }.joined()
+        _ = pactl(raw: moves + "true")
+        trace("user moves \(streams.map { "#\($0)" }.joined(separator: " ")) onto headset \(episode.number) again (the move did not take)")
+    }
+
     /// The headset goes: its sink is unloaded, watched until the mixer hears it go.
     func unload(_ episode: OutputEpisode, now: UInt64) {
         guard let sink = sinkIndex(named: episode.sinkName) else { return abandon(episode) }
@@ -237,8 +268,8 @@ extension SoakRun {
         // The way done least so far, so that a short run has them all.
         let least = OutputEpisode.Ending.allCases.min { outputEndings[$0, default: 0] < outputEndings[$1, default: 0] } ?? .lost
         let ending = plan.fault == .userIgnoresLoss ? .lost : least
-        let episode = OutputEpisode(number: number, module: module, speakers: speakers, ending: ending,
-                                    dueAt: now + UInt64(Double.random(in: 1...3, using: &random) * 1_000_000))
+        let episode = OutputEpisode(number: number, module: module, speakers: speakers, ending: ending, moved: moved,
+                                    now: now, endsAt: now + UInt64(Double.random(in: 1...3, using: &random) * 1_000_000))
         output = episode
         report.outputs += 1
         trace("headset \(number) (module \(module)) arrives; user moves \(moved.map { "#\($0)" }.joined(separator: " ")) onto it; it will end: \(ending)")
