@@ -72,9 +72,9 @@ public final class StreamRestore {
         return ledger.streamAppeared(input.index, key: input.restoreID, muted: input.muted)
     }
 
-    /// Recovery unmuted `input` (``LevelOwnership/recoveryUnmuted(key:)``).
+    /// Recovery unmuted `input` (``LevelOwnership/recoveryUnmuted(_:key:now:)``).
     public func recoveryUnmuted(_ input: SinkInput) {
-        ledger.recoveryUnmuted(key: input.restoreID)
+        ledger.recoveryUnmuted(input.index, key: input.restoreID, now: MainLoop.monotonicMicroseconds())
     }
 
     /// The streams present at a connection were heard of (``LevelOwnership/streamsJudged()``): returns the
@@ -85,7 +85,7 @@ public final class StreamRestore {
 
     /// A stream ended: what was kept of it goes.
     public func streamEnded(_ index: UInt32) {
-        ledger.streamEnded(index)
+        ledger.streamEnded(index, now: MainLoop.monotonicMicroseconds())
     }
 
     /// Where `input`'s key's saved mute is the policy's mute of it (``LevelOwnership/savedMuteMark(of:key:policyMuted:)``).
@@ -126,7 +126,7 @@ public final class StreamRestore {
 
     /// A mute or unmute written to `input`, which the server saves as its key's mute.
     public func wroteMute(_ muted: Bool, to input: SinkInput) {
-        ledger.wroteMute(muted, to: input.index, key: input.restoreID)
+        ledger.wroteMute(muted, to: input.index, key: input.restoreID, now: MainLoop.monotonicMicroseconds())
     }
 
     /// Someone else muted or unmuted `input`: its key's saved mute is theirs.

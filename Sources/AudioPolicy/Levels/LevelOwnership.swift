@@ -29,6 +29,11 @@ public struct LevelOwnership: Sendable {
     /// When we last wrote each stream's volume: a write sent just before the stream ended may never have
     /// been applied (``lateWriteNeedsRepair(_:journaled:now:)``).
     private var lastWriteAt: [UInt32: UInt64] = [:]
+    /// When we last unmuted each stream (until it ends, or is muted again).
+    private var unmuteSentAt: [UInt32: UInt64] = [:]
+    /// Streams that ended within ``lateWriteWindow`` of our unmute: the server may never have applied it,
+    /// and the mute it saved for their key is then ours (``repairMute(of:saved:)``).
+    private var unmuteMayBeLost: Set<UInt32> = []
     /// The mutes recovery's writes saved, by key, in order (an unmute: the user's; a level under a held
     /// mute: ours), until the streams present are judged.
     private var savedByRecovery: [(key: String, ours: Bool)] = []
@@ -42,6 +47,7 @@ public struct LevelOwnership: Sendable {
         self.saving = saving
         self.server = server
         highestIndexSeen = nil
+        unmuteMayBeLost = []
     }
 
     /// The connected server told its kind or instance (after ``connected(saving:server:)``: a pulse
@@ -65,10 +71,14 @@ public struct LevelOwnership: Sendable {
         return saving != nil && writes.savedMuteIsOurs(key: key)
     }
 
-    /// A stream ended: what was kept of it goes.
-    public mutating func streamEnded(_ index: UInt32) {
+    /// A stream ended (at `now`, when known): what was kept of it goes. An unmute of ours sent less than
+    /// ``lateWriteWindow`` before may never have been applied: its repair will not trust the mute read back.
+    public mutating func streamEnded(_ index: UInt32, now: UInt64? = nil) {
         muteSaved.remove(index)
         lastWriteAt[index] = nil
+        if let sent = unmuteSentAt.removeValue(forKey: index), let now, now &- sent < Self.lateWriteWindow {
+            unmuteMayBeLost.insert(index)
+        }
     }
 
     /// Where stream `index`'s key's saved mute is the policy's mute of it (the policy holds it muted):
@@ -95,7 +105,7 @@ public struct LevelOwnership: Sendable {
 
     /// Recovery or a saved start's correction wrote stream `index`'s own level back: like any write, a stream that ends a moment later
     /// gets its entry repaired (``lateWriteNeedsRepair(_:journaled:now:)``). What the server saves with it
-    /// is told by the stream's change, once the streams present are judged (``recoveryUnmuted(key:)``): told now, it would make the
+    /// is told by the stream's change, once the streams present are judged (``recoveryUnmuted(_:key:now:)``): told now, it would make the
     /// key's saved mute the user's before a stream that started with an earlier run's mute is judged
     /// (found by the levels property run).
     /// `heldMuted`: the stream stays muted for the policy (its output went away): the server saves that
@@ -111,8 +121,11 @@ public struct LevelOwnership: Sendable {
     /// streams that start later are not muted by us — once the streams present are judged
     /// (``streamsJudged()``), as some may have started with the earlier run's mute (found by the levels
     /// property run: a stream its app started muted, after the recovery, taken for one muted by us).
-    public mutating func recoveryUnmuted(key: String?) {
+    public mutating func recoveryUnmuted(_ index: UInt32, key: String?, now: UInt64) {
         if let key { savedByRecovery.append((key, ours: false)) }
+        // A write like any other: a stream that ends a moment later gets its entry repaired, unmuted.
+        lastWriteAt[index] = now
+        unmuteSentAt[index] = now
     }
 
     /// The streams present at a connection were heard of: what recovery's writes saved is the keys' saved
@@ -152,16 +165,21 @@ public struct LevelOwnership: Sendable {
         return theirLevel && levelChanged(index, key: key, policyMuted: policyMuted)
     }
 
-    /// A mute or unmute written to stream `index`, which the server saves as its key's mute.
-    public mutating func wroteMute(_ muted: Bool, to index: UInt32, key: String?) {
+    /// A mute or unmute written to stream `index` at `now`, which the server saves as its key's mute.
+    public mutating func wroteMute(_ muted: Bool, to index: UInt32, key: String?, now: UInt64) {
         muteSaved.insert(index)
         writes.wroteMute(muted, key: key)
+        // A write like any other: a stream that ends a moment later gets its entry repaired (found by the
+        // levels property run: a saved start's unmute lost as the stream ended left our mute saved).
+        lastWriteAt[index] = now
+        if muted { unmuteSentAt[index] = nil } else { unmuteSentAt[index] = now }
     }
 
     /// Someone else muted or unmuted stream `index`: its key's saved mute is theirs.
     public mutating func theyMuted(_ index: UInt32, key: String?) {
         muteSaved.insert(index)
         writes.theyMuted(key: key)
+        unmuteSentAt[index] = nil
     }
 
     // MARK: - Across runs
@@ -229,9 +247,11 @@ public struct LevelOwnership: Sendable {
     /// mute may be ours (another stream's), the entry's mute is its user's latest — perhaps set while no
     /// daemon ran, after the journal was written — and is kept (found by the levels property run: the
     /// user's mute of a ducked stream made while the daemon was dead, undone by the next run's repair),
-    /// where the server's read-back can be trusted.
+    /// where the server's read-back can be trusted. Not for a stream that ended just after our unmute:
+    /// the read-back may be the mute that unmute never undid (the 120 s soak on PulseAudio: an app faded
+    /// out for a call quit as the call ended, and its key's entry was repaired muted).
     public func repairMute(of stream: WrittenStream, saved: Bool?) -> Bool {
-        guard saving?.readsBackSavedEntries == true, !stream.policyMuted, let saved, let key = stream.key, !writes.savedMuteMayBeOurs(key: key) else {
+        guard !unmuteMayBeLost.contains(stream.index), saving?.readsBackSavedEntries == true, !stream.policyMuted, let saved, let key = stream.key, !writes.savedMuteMayBeOurs(key: key) else {
             return stream.savedEntryMute
         }
         return saved

@@ -67,7 +67,7 @@ public struct RehearsedDaemon: Sendable {
                 if step.held { recoveredHolds.insert(written.index) }
                 if step.unmute {
                     server.setMute(written.index, false, byDaemon: true, at: now)
-                    ownership.recoveryUnmuted(key: written.key)
+                    ownership.recoveryUnmuted(written.index, key: written.key, now: UInt64(now) * 1000)
                 }
                 if let own = step.restore {
                     server.setVolume(written.index, own, byDaemon: true, at: now)
@@ -174,11 +174,12 @@ public struct RehearsedDaemon: Sendable {
     /// wrote to it a moment before.
     public mutating func ended(_ index: UInt32, on server: inout SavingServer, at now: Milliseconds) {
         guard connected, let record = live[index] else { return }
-        if ownership.lateWriteNeedsRepair(index, journaled: journal[index] != nil, now: UInt64(now) * 1000) {
-            repair(written(index, record), for: index, on: &server, at: now)
-        }
+        // As in the daemon, whose repairs are answered after the stream's end is taken.
+        let late = ownership.lateWriteNeedsRepair(index, journaled: journal[index] != nil, now: UInt64(now) * 1000)
+        let written = written(index, record)
         live[index] = nil
-        ownership.streamEnded(index)
+        ownership.streamEnded(index, now: UInt64(now) * 1000)
+        if late { repair(written, for: index, on: &server, at: now) }
         if let entry = journal.removeValue(forKey: index) { repair(entry.written, for: index, on: &server, at: now) }
     }
 
@@ -213,7 +214,7 @@ public struct RehearsedDaemon: Sendable {
         live[index]?.policyMuted = true
         journalSync(index)
         write(index, factor: 0, on: &server, at: now)
-        writeMute(index, true, on: &server, at: now)
+        writeMute(index, true, on: &server, at: now, continuesBatch: true)
         journalSync(index)
     }
 
@@ -233,21 +234,23 @@ public struct RehearsedDaemon: Sendable {
         // the daemon's unmute command takes it (Actuation.record).
         live[index]?.muted = false
         journalSync(index)
+        // One batch, as the daemon's unmute command sends it: lost as one if the stream ends at once.
         write(index, factor: 0, on: &server, at: now)
-        writeMute(index, false, on: &server, at: now)
-        write(index, factor: 1, on: &server, at: now)
+        writeMute(index, false, on: &server, at: now, continuesBatch: true)
+        write(index, factor: 1, on: &server, at: now, continuesBatch: true)
         journalSync(index)
     }
 
     // MARK: - Writing
 
-    private mutating func write(_ index: UInt32, factor: Double, on server: inout SavingServer, at now: Milliseconds) {
+    private mutating func write(_ index: UInt32, factor: Double, on server: inout SavingServer, at now: Milliseconds,
+                                continuesBatch: Bool = false) {
         guard var record = live[index], factor != record.factor else { return }
         record.factor = factor
         live[index] = record
         let volume = factor == 1 ? record.own : record.own.scaled(by: factor)
         journalSync(index)
-        server.setVolume(index, volume, byDaemon: true, at: now)
+        server.setVolume(index, volume, byDaemon: true, at: now, continuesBatch: continuesBatch)
         if ownership.wrote(volume, to: index, key: record.key, own: record.own, policyMuted: record.policyMuted,
                            now: UInt64(now) * 1000) {
             journalSavedMute(of: record.key)
@@ -255,11 +258,11 @@ public struct RehearsedDaemon: Sendable {
     }
 
     private mutating func writeMute(_ index: UInt32, _ muted: Bool, on server: inout SavingServer,
-                                    at now: Milliseconds) {
+                                    at now: Milliseconds, continuesBatch: Bool = false) {
         guard let record = live[index] else { return }
-        ownership.wroteMute(muted, to: index, key: record.key)
+        ownership.wroteMute(muted, to: index, key: record.key, now: UInt64(now) * 1000)
         journalSavedMute(of: record.key)
-        server.setMute(index, muted, byDaemon: true, at: now)
+        server.setMute(index, muted, byDaemon: true, at: now, continuesBatch: continuesBatch)
     }
 
     // MARK: - The journal

@@ -35,6 +35,14 @@ public struct SavingServer: Sendable {
         public var entryBeforeLastWrite: Entry?
         public var lastWriteAt: Milliseconds = .min
         public var lastWriteSave: Int?
+
+        /// A write of the daemon's at `now`: the first of a batch notes the entry before it (`before`); one
+        /// that `continues` the batch of the same millisecond keeps that, as a batch goes out (and is
+        /// lost) as one.
+        mutating func beginWrite(before: Entry?, at now: Milliseconds, continues: Bool) {
+            if !continues || lastWriteAt != now || lastWriteSave == nil { entryBeforeLastWrite = before }
+            lastWriteAt = now
+        }
     }
 
     /// How long a level must hold before WirePlumber stores it (ms).
@@ -89,12 +97,13 @@ public struct SavingServer: Sendable {
     }
 
     /// Sets a stream's volume: the daemon's write (`byDaemon`), or its user's (which is its truth from now on).
-    public mutating func setVolume(_ index: UInt32, _ volume: ChannelVolumes, byDaemon: Bool, at now: Milliseconds) {
+    /// `continuesBatch`: sent with the daemon's write just before it (one batch, lost as one).
+    public mutating func setVolume(_ index: UInt32, _ volume: ChannelVolumes, byDaemon: Bool, at now: Milliseconds,
+                                   continuesBatch: Bool = false) {
         guard var stream = streams[index] else { return }
         settle(at: now)
-        stream.entryBeforeLastWrite = byDaemon ? entries[stream.key] : nil
+        if byDaemon { stream.beginWrite(before: entries[stream.key], at: now, continues: continuesBatch) } else { stream.entryBeforeLastWrite = nil }
         stream.lastWriteSave = nil
-        if byDaemon { stream.lastWriteAt = now }
         stream.volume = volume
         if !byDaemon { stream.trueOwn = volume }
         streams[index] = stream
@@ -103,14 +112,18 @@ public struct SavingServer: Sendable {
     }
 
     /// Mutes or unmutes a stream: the daemon (`byDaemon`) or its user. Either way the server saves it.
-    public mutating func setMute(_ index: UInt32, _ muted: Bool, byDaemon: Bool, at now: Milliseconds) {
+    public mutating func setMute(_ index: UInt32, _ muted: Bool, byDaemon: Bool, at now: Milliseconds,
+                                 continuesBatch: Bool = false) {
         guard var stream = streams[index] else { return }
         settle(at: now)
+        if byDaemon { stream.beginWrite(before: entries[stream.key], at: now, continues: continuesBatch) } else { stream.entryBeforeLastWrite = nil }
+        stream.lastWriteSave = nil
         stream.muted = muted
         if !byDaemon { stream.trueMuted = muted }
         stream.muteSaved = true
         streams[index] = stream
         save(index, mute: true, at: now)
+        if byDaemon { streams[index]?.lastWriteSave = saves }
     }
 
     /// The server moved the stream (off an output that went away): PulseAudio saves its mute again.
@@ -123,8 +136,9 @@ public struct SavingServer: Sendable {
     /// How long a write is on its way: one sent longer ago than this before its stream ended was applied.
     public static let writeInFlight: Milliseconds = 50
 
-    /// The stream ends; with `lastWriteLost`, the daemon's last write to it, if sent within
-    /// ``writeInFlight``, was never applied: it saved nothing, so the key keeps the entry it had before
+    /// The stream ends; with `lastWriteLost`, the daemon's last writes to it (its last batch: the writes
+    /// of one millisecond, as an unmute with its fade's first step), if sent within
+    /// ``writeInFlight``, were never applied: they saved nothing, so the key keeps the entry it had before
     /// (a restore's last step, sent as it ended, leaves the step before it saved) — unless another
     /// stream's save came after it. Undone as a whole: the mute too is what the entry had then, not the
     /// stream's now (a save made now would put a mute of ours above a later unmute of another stream).
