@@ -94,6 +94,36 @@ final class MPRISBusTests {
         #expect(message.contains("UnknownMethod") || message.contains("UnknownObject"), "\(message)")
     }
 
+    @Test("a player that takes its name before exporting its object (as Firefox does) is asked again: Playing, with its title")
+    func playerExportedLate() throws {
+        let player = try lateObject(tries: SessionPlayers.lateFetchTries)
+        #expect(player?.status == .playing && player?.title == "A song", "\(String(describing: player))")
+    }
+
+    @Test("control: asked only once, that player stays without a status")
+    func playerExportedLateAskedOnce() throws {
+        let player = try lateObject(tries: 0)
+        #expect(player != nil && player?.status == nil, "\(String(describing: player))")
+    }
+
+    /// Follows the players while `Tests/RealApps/bin/late-player` takes its name and exports its object
+    /// 300 ms later; what is known of it once it says Playing, or 2 s after it appeared (nil: never
+    /// announced). Asked again, it says Playing 0.35–0.75 s after it appeared (the tries' waits double
+    /// from 50 ms); the control's 2 s is well past that.
+    private func lateObject(tries: Int) throws -> MPRISPlayer? {
+        let (bus, _) = try connect()
+        let players = SessionPlayers(bus: bus, lateFetchTries: tries)
+        players.start()
+        let name = "lateplayer\(getpid())"
+        let launcher = TestEnvironment.packageRoot.appendingPathComponent("Tests/RealApps/bin/late-player").path
+        let child = try Child([launcher, name, "300"])
+        defer { child.kill() }
+        let busName = "org.mpris.MediaPlayer2." + name
+        try #require(runLoop { players.player(named: busName) != nil }, "the player was never announced")
+        _ = runLoop(timeout: 2_000_000) { players.player(named: busName)?.status == .playing }
+        return players.player(named: busName)
+    }
+
     @Test("closing the connection releases it: the bus forgets our name")
     func closing() throws {
         var (bus, name): (BusConnection?, String) = try connect()

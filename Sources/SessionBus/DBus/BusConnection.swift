@@ -28,6 +28,9 @@ public final class BusConnection {
     private var objects: [String: MethodHandler] = [:]
     private var closed = false
 
+    /// The loop the connection runs on (for a caller's own timers, as a retry's).
+    public var loop: MainLoop { integration.loop }
+
     /// Our unique name on the bus (`:1.42`), once `Hello` has been answered.
     public private(set) var uniqueName: String?
     /// Called once when the bus goes away (it closed the connection, or the socket failed).

@@ -7,7 +7,7 @@ import EventLoop
 /// wake-up functions and of the message filter, each registration retaining it once and libdbus
 /// releasing it through the matching free function; it never holds the ``BusConnection``.
 final class LoopIntegration {
-    private let loop: MainLoop
+    let loop: MainLoop
     /// Borrowed: the ``BusConnection`` owns the reference.
     private let connection: OpaquePointer
     private var watches: [OpaquePointer: MainLoop.IOWatch] = [:]

@@ -1,3 +1,5 @@
+import EventLoop
+
 /// The MPRIS players on the session bus, followed live.
 ///
 /// At start it lists the `org.mpris.MediaPlayer2.*` names; afterwards `NameOwnerChanged` tells it of
@@ -11,6 +13,19 @@ public final class SessionPlayers {
     public private(set) var players: [String: MPRISPlayer] = [:]
     /// Players whose details are still being fetched, by well-known name.
     private var loading: [String: (player: MPRISPlayer, waiting: Int)] = [:]
+    /// Properties asked again of players that took their name before exporting their object, by
+    /// well-known name and interface: the timer of the next try, and how many were made.
+    private var lateFetches: [String: (timer: MainLoop.Timer, tries: Int)] = [:]
+
+    /// The first wait before asking a player again for properties it did not have yet (µs), doubled
+    /// with each try: Firefox takes its `org.mpris.MediaPlayer2.firefox.instance_…` name a moment before
+    /// it exports `/org/mpris/MediaPlayer2`, so a `GetAll` sent as the name appears can fail with
+    /// `UnknownMethod` ("Object does not exist"); the player then says Playing and never changes again
+    /// (a loaded machine: its page's `<audio>` stream stayed ambient in 3 of 26 runs beside two CPU hogs).
+    public static let lateFetchWait: UInt64 = 50_000
+    /// Tries before giving up: the last waits 3.2 s, 6.35 s after the first failure, within the 8 s in
+    /// which what a player says still makes a stream media.
+    public static let lateFetchTries = 7
 
     /// A player is on the bus and its details are known.
     public var onAppear: (MPRISPlayer) -> Void = { _ in }
@@ -21,8 +36,12 @@ public final class SessionPlayers {
     /// Something could not be asked: for the log.
     public var onProblem: (String) -> Void = { _ in }
 
-    public init(bus: BusConnection) {
+    /// Tries of a fetch that found no object yet (``lateFetchTries``; a test's control makes none).
+    private let lateTries: Int
+
+    public init(bus: BusConnection, lateFetchTries: Int = SessionPlayers.lateFetchTries) {
         self.bus = bus
+        lateTries = lateFetchTries
     }
 
     /// Subscribes to the signals and lists the players already there. Call once the bus has
@@ -67,6 +86,7 @@ public final class SessionPlayers {
         guard arguments.count == 3, let name = arguments[0].string, name.hasPrefix(MPRIS.namePrefix),
               let newOwner = arguments[2].string else { return }
         loading[name] = nil
+        for interface in [MPRIS.playerInterface, MPRIS.rootInterface] { lateFetches[name + " " + interface] = nil }
         if let gone = players.removeValue(forKey: name) { onGone(gone) }
         if !newOwner.isEmpty { appeared(name, owner: newOwner) }
     }
@@ -88,7 +108,10 @@ public final class SessionPlayers {
         for interface in [MPRIS.playerInterface, MPRIS.rootInterface] {
             bus.call(name, path: MPRIS.path, interface: MPRIS.propertiesInterface, method: "GetAll",
                      [.string(interface)], timeout: 5000) { [weak self] result in
-                if case let .failure(error) = result { self?.onProblem("\(name): GetAll \(interface): \(error)") }
+                if case let .failure(error) = result {
+                    self?.onProblem("\(name): GetAll \(interface): \(error)")
+                    if Self.isNotExportedYet(error) { self?.fetchLater(name, owner: owner, interface: interface) }
+                }
                 let properties = (try? result.get())?.first?.stringDictionary ?? [:]
                 self?.loaded(name, owner: owner) { player in player.apply(properties) }
             }
@@ -130,6 +153,55 @@ public final class SessionPlayers {
                  [.string(interface)], timeout: 5000) { [weak self] result in
             guard let properties = (try? result.get())?.first?.stringDictionary else { return }
             self?.update(name) { $0.apply(properties) }
+        }
+    }
+
+    // MARK: - A player's object exported late
+
+    /// Whether a failed `GetAll` says the object is not there (yet), rather than the player refusing.
+    static func isNotExportedYet(_ error: BusError) -> Bool {
+        guard case let .reply(name, _) = error else { return false }
+        return ["org.freedesktop.DBus.Error.UnknownMethod", "org.freedesktop.DBus.Error.UnknownObject",
+                "org.freedesktop.DBus.Error.UnknownInterface"].contains(name)
+    }
+
+    /// Asks `name` (owned by `owner`) for `interface`'s properties again after a wait, doubling the wait
+    /// with each try while the object is still missing: a timer only while a fetch is owed.
+    private func fetchLater(_ name: String, owner: String, interface: String) {
+        let id = name + " " + interface
+        let tries = (lateFetches[id]?.tries ?? 0) + 1
+        guard tries <= lateTries else {
+            lateFetches[id] = nil
+            return
+        }
+        let timer = lateFetches[id]?.timer ?? MainLoop.Timer(loop: bus.loop) { [weak self] in
+            self?.fetchAgain(name, owner: owner, interface: interface)
+        }
+        lateFetches[id] = (timer, tries)
+        timer.schedule(after: Self.lateFetchWait << UInt64(tries - 1))
+    }
+
+    private func fetchAgain(_ name: String, owner: String, interface: String) {
+        bus.call(name, path: MPRIS.path, interface: MPRIS.propertiesInterface, method: "GetAll",
+                 [.string(interface)], timeout: 5000) { [weak self] result in
+            guard let self, self.lateFetches[name + " " + interface] != nil else { return }
+            switch result {
+            case let .success(values):
+                self.lateFetches[name + " " + interface] = nil
+                let properties = values.first?.stringDictionary ?? [:]
+                self.onProblem("\(name): GetAll \(interface) answered on a later try")
+                if self.loading[name]?.player.owner == owner {
+                    self.loading[name]?.player.apply(properties)
+                } else if self.players[name]?.owner == owner {
+                    self.update(name) { $0.apply(properties) }
+                }
+            case let .failure(error):
+                if Self.isNotExportedYet(error) {
+                    self.fetchLater(name, owner: owner, interface: interface)
+                } else {
+                    self.lateFetches[name + " " + interface] = nil
+                }
+            }
         }
     }
 
