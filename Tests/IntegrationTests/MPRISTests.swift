@@ -85,10 +85,12 @@ final class MPRISTests {
     @discardableResult
     func awaitStatus(_ daemon: DaemonProcess, _ what: String, timeout: Double = 5,
                      _ condition: (StatusReport) throws -> Bool) throws -> StatusReport {
-        try changes.await(what, timeout: timeout) { () throws -> Probe<StatusReport> in
-            let status = try daemon.status()
-            return try condition(status) ? .done(status) : .waiting(DaemonTests.describe(status)
-                + "; owner player: \(status.nowPlaying?.player ?? "none")")
+        try daemon.tellingItsLog {
+            try changes.await(what, timeout: timeout) { () throws -> Probe<StatusReport> in
+                let status = try daemon.status()
+                return try condition(status) ? .done(status) : .waiting(DaemonTests.describe(status)
+                    + "; owner player: \(status.nowPlaying?.player ?? "none")")
+            }
         }
     }
 

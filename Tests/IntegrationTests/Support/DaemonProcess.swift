@@ -114,6 +114,16 @@ final class DaemonProcess {
     /// Everything the daemon wrote to stderr so far, one line each.
     var log: [String] { stderr.lines() }
     var logText: String { log.joined(separator: "\n") }
+
+    /// Runs `body`; when it throws, throws its error with the end of the daemon's log, so that a red run
+    /// says what the daemon did while the test waited (a CI run is not rerun to find out).
+    func tellingItsLog<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            throw CommandFailure(description: "\(error)\nthe daemon's log (end):\n" + log.suffix(30).joined(separator: "\n"))
+        }
+    }
     /// How many lines so far (to look only at what comes after).
     var logCount: Int { stderr.count }
 

@@ -73,9 +73,11 @@ final class LiveSession {
     @discardableResult
     func awaitStatus(_ daemon: DaemonProcess, _ what: String, timeout: Double = 5,
                      _ condition: (StatusReport) throws -> Bool) throws -> StatusReport {
-        try changes.await(what, timeout: timeout) { () throws -> Probe<StatusReport> in
-            let status = try daemon.status()
-            return try condition(status) ? .done(status) : .waiting(DaemonTests.describe(status))
+        try daemon.tellingItsLog {
+            try changes.await(what, timeout: timeout) { () throws -> Probe<StatusReport> in
+                let status = try daemon.status()
+                return try condition(status) ? .done(status) : .waiting(DaemonTests.describe(status))
+            }
         }
     }
 
