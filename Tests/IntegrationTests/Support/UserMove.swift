@@ -65,7 +65,10 @@ enum UserMove {
             return "(PulseAudio)"
         }
         let metadata = (try? outcome(["pw-metadata"], environment: environment, timeout: 5))?.output ?? "?"
-        let log = (try? String(contentsOfFile: folder + "/wireplumber.log", encoding: .utf8)) ?? ""
-        return "metadata:\n\(metadata)\nWirePlumber's log (end):\n\(log.split(separator: "\n").suffix(20).joined(separator: "\n"))"
+        let log = ((try? String(contentsOfFile: folder + "/wireplumber.log", encoding: .utf8)) ?? "").split(separator: "\n")
+        // Its policy's moves and waits (level I), then the end of the log.
+        let policy = log.filter { $0.contains("policy-node") && !$0.contains("handling item") }.suffix(25)
+        return "metadata:\n\(metadata)\nWirePlumber's policy (last 25):\n\(policy.joined(separator: "\n"))\n"
+            + "WirePlumber's log (end):\n\(log.suffix(15).joined(separator: "\n"))"
     }
 }
