@@ -101,7 +101,7 @@ public final class StreamRestore {
     public func wrote(_ volume: ChannelVolumes, to input: SinkInput, own: ChannelVolumes, policyMuted: Bool) -> Bool {
         refresh()
         return ledger.wrote(volume, to: input.index, key: input.restoreID, own: own, policyMuted: policyMuted,
-                            now: MainLoop.monotonicMicroseconds())
+                            muted: input.muted, now: MainLoop.monotonicMicroseconds())
     }
 
     /// Recovery or a saved start's correction wrote `input`'s own level back
@@ -124,6 +124,11 @@ public final class StreamRestore {
         return ledger.streamChanged(input.index, key: input.restoreID, theirLevel: theirLevel, policyMuted: policyMuted)
     }
 
+    /// The server reported `input` as it is now (``LevelOwnership/seen(_:key:muted:)``).
+    public func seen(_ input: SinkInput) {
+        ledger.seen(input.index, key: input.restoreID, muted: input.muted)
+    }
+
     /// A mute or unmute written to `input`, which the server saves as its key's mute.
     public func wroteMute(_ muted: Bool, to input: SinkInput) {
         ledger.wroteMute(muted, to: input.index, key: input.restoreID, now: MainLoop.monotonicMicroseconds())
@@ -131,7 +136,7 @@ public final class StreamRestore {
 
     /// Someone else muted or unmuted `input`: its key's saved mute is theirs.
     public func theyMuted(_ input: SinkInput) {
-        ledger.theyMuted(input.index, key: input.restoreID)
+        ledger.theyMuted(input.index, key: input.restoreID, muted: input.muted)
     }
 
     /// Streams ducked now (their journal entries): the levels their ducks settle at outlive the run;
@@ -167,7 +172,7 @@ public final class StreamRestore {
     public func origin(of input: SinkInput) -> Origin? {
         refresh()
         return ledger.origin(of: input.index, key: input.restoreID, volume: input.volume, muted: input.muted,
-                             volumeKnown: !input.volumePending && input.hasVolume)
+                             volumeKnown: !input.volumePending && input.hasVolume, now: MainLoop.monotonicMicroseconds())
     }
 
     // MARK: - Repairs

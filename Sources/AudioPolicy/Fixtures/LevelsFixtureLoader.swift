@@ -26,14 +26,14 @@ enum LevelsFixtureLoader {
     static let verbs = ["start", "duck", "restore", "fade-out", "hold", "unmute", "user-level", "user-mute", "move",
                         "end", "kill", "restart"]
     static let options: [String: (required: [String], optional: [String])] = [
-        "start": (["key"], ["level", "muted"]),
+        "start": (["key"], ["level", "muted", "before-writes-applied"]),
         "duck": (["to"], ["steps"]),
         "restore": ([], ["steps"]),
         "user-level": (["level"], []),
         "user-mute": (["muted"], []),
         "end": ([], ["last-write-lost"]),
     ]
-    static let optionKeys = ["key", "level", "muted", "to", "steps", "last-write-lost"]
+    static let optionKeys = ["key", "level", "muted", "before-writes-applied", "to", "steps", "last-write-lost"]
 
     static func load(_ root: TOMLTable, _ reader: TOMLReader, file: String) throws(LocatedErrors) -> Fixture {
         reader.checkKeys(root, at: .root, allowed: ["description", "server", "saved", "event", "expect"],
@@ -170,7 +170,8 @@ enum LevelsFixtureLoader {
         case "start":
             guard let key = reader.string(table, "key", at: path) else { return nil }
             return .start(name, key: key, level: readLevel(table, at: path, reader),
-                          muted: reader.bool(table, "muted", at: path) ?? false)
+                          muted: reader.bool(table, "muted", at: path) ?? false,
+                          beforeWritesApplied: reader.bool(table, "before-writes-applied", at: path) ?? false)
         case "duck":
             guard let to = reader.number(table, "to", at: path), let steps else { return nil }
             guard to.isFinite, to >= 0, to < 1 else {

@@ -34,6 +34,31 @@ public struct LevelOwnership: Sendable {
     /// Streams that ended within ``lateWriteWindow`` of our unmute: the server may never have applied it,
     /// and the mute it saved for their key is then ours (``repairMute(of:saved:)``).
     private var unmuteMayBeLost: Set<UInt32> = []
+    /// Keys whose saved mute a write of ours handed over, not yet applied: the stream written, when (µs),
+    /// the mute the write leaves it with, and whether the saved mute became ours. Until the server has
+    /// applied the write, a stream of the key that starts gets the mute saved before it: handed from ours
+    /// (an unmute), a muted start has our mute (the 40 s churn on PulseAudio: a music stream that started
+    /// 0.14 s after recovery's unmute of another came up muted, was taken for one its user muted and
+    /// stayed muted); handed to ours (a fade-out's mute), a muted start has its user's (found by the levels
+    /// property run). Gone with the write's echo (the server reports the stream with that mute: it applied
+    /// and saved the write before anything that starts later), after ``lateWriteWindow``, or when someone
+    /// else mutes a stream of the key or a repair writes its entry. Not a window alone: an app that starts
+    /// its stream muted a moment after our unmute was applied is muted by its user (the property run).
+    private var handOvers: [String: HandOver] = [:]
+    /// Keys whose saved mute is, as last told, a mute someone else set (``theyMuted(_:key:muted:)``): our
+    /// mute written over it hands the saved mute to us, and a stream that starts before the server applied
+    /// that write has theirs.
+    private var mutedByThem: Set<String> = []
+
+    private struct HandOver {
+        var index: UInt32
+        var at: UInt64
+        var muted: Bool
+        var toOurs: Bool
+    }
+
+    /// Recovery's unmutes of keys whose saved mute was ours, in flight once the streams present are judged.
+    private var recoveryUnmutes: [(key: String, index: UInt32, at: UInt64)] = []
     /// The mutes recovery's writes saved, by key, in order (an unmute: the user's; a level under a held
     /// mute: ours), until the streams present are judged.
     private var savedByRecovery: [(key: String, ours: Bool)] = []
@@ -48,6 +73,7 @@ public struct LevelOwnership: Sendable {
         self.server = server
         highestIndexSeen = nil
         unmuteMayBeLost = []
+        handOvers = [:]
     }
 
     /// The connected server told its kind or instance (after ``connected(saving:server:)``: a pulse
@@ -95,12 +121,22 @@ public struct LevelOwnership: Sendable {
     // MARK: - What we wrote
 
     /// A volume written to stream `index` of `key`, whose own level is `own`: the server may save it for
-    /// the key. Returns whether that changed whose the key's saved mute is (``levelChanged(_:key:policyMuted:)``).
+    /// the key. `muted`: the stream's mute, as far as we know, once our writes sent with this one are
+    /// applied. Returns whether that changed whose the key's saved mute is (``levelChanged(_:key:policyMuted:)``).
     public mutating func wrote(_ volume: ChannelVolumes, to index: UInt32, key: String?, own: ChannelVolumes,
-                               policyMuted: Bool, now: UInt64) -> Bool {
+                               policyMuted: Bool, muted: Bool, now: UInt64) -> Bool {
         lastWriteAt[index] = now
         writes.wrote(volume, key: key, own: own)
-        return levelChanged(index, key: key, policyMuted: policyMuted)
+        let wasOurs = key.map { writes.savedMuteMayBeOurs(key: $0) } ?? false
+        let changed = levelChanged(index, key: key, policyMuted: policyMuted)
+        // The saved mute goes from ours to this stream's (an unmute's batch, whose fade-in's first step
+        // comes first; on WirePlumber, a duck of another stream of the key), or the other way (a level
+        // written under the policy's mute): until the server has applied the write, a stream that starts
+        // gets the one before (found by the levels property run).
+        if wasOurs, let key, !writes.savedMuteMayBeOurs(key: key) {
+            handOvers[key] = HandOver(index: index, at: now, muted: muted, toOurs: false)
+        }
+        return changed
     }
 
     /// Recovery or a saved start's correction wrote stream `index`'s own level back: like any write, a stream that ends a moment later
@@ -122,6 +158,10 @@ public struct LevelOwnership: Sendable {
     /// (``streamsJudged()``), as some may have started with the earlier run's mute (found by the levels
     /// property run: a stream its app started muted, after the recovery, taken for one muted by us).
     public mutating func recoveryUnmuted(_ index: UInt32, key: String?, now: UInt64) {
+        // In flight for streams that start after the streams present are judged: those present have
+        // mutes of their own, set perhaps while no daemon ran (found by the levels property run: a
+        // user's mute of a stream present taken for ours and undone).
+        if let key, writes.savedMuteMayBeOurs(key: key) { recoveryUnmutes.append((key, index, now)) }
         if let key { savedByRecovery.append((key, ours: false)) }
         // A write like any other: a stream that ends a moment later gets its entry repaired, unmuted.
         lastWriteAt[index] = now
@@ -132,8 +172,12 @@ public struct LevelOwnership: Sendable {
     /// mute now. Returns the keys whose saved mute changed hands (their journal entries must say so again:
     /// a second kill would otherwise lose the mark of a mute that is ours again).
     public mutating func streamsJudged() -> [String] {
-        defer { savedByRecovery = [] }
+        defer {
+            savedByRecovery = []
+            recoveryUnmutes = []
+        }
         guard saving != nil else { return [] }
+        for (key, index, at) in recoveryUnmutes { handOvers[key] = HandOver(index: index, at: at, muted: false, toOurs: false) }
         var changed: [String] = []
         for (key, ours) in savedByRecovery where writes.mutesSaved(ours: ours, key: key) && !changed.contains(key) {
             changed.append(key)
@@ -167,19 +211,42 @@ public struct LevelOwnership: Sendable {
 
     /// A mute or unmute written to stream `index` at `now`, which the server saves as its key's mute.
     public mutating func wroteMute(_ muted: Bool, to index: UInt32, key: String?, now: UInt64) {
+        let wasOurs = key.map { writes.savedMuteMayBeOurs(key: $0) } ?? false
         muteSaved.insert(index)
         writes.wroteMute(muted, key: key)
+        if wasOurs, !muted, let key {
+            handOvers[key] = HandOver(index: index, at: now, muted: false, toOurs: false)
+        } else if muted, let key {
+            // Ours now: a start before the write is applied has the mute saved before, someone else's if
+            // they had muted the key (found by the levels property run: a user's mute of another stream
+            // of the key, overtaken by a stream that started as we faded the music out, taken for ours).
+            handOvers[key] = !wasOurs && mutedByThem.contains(key)
+                ? HandOver(index: index, at: now, muted: true, toOurs: true) : nil
+        }
+        key.map { _ = mutedByThem.remove($0) }
         // A write like any other: a stream that ends a moment later gets its entry repaired (found by the
         // levels property run: a saved start's unmute lost as the stream ended left our mute saved).
         lastWriteAt[index] = now
         if muted { unmuteSentAt[index] = nil } else { unmuteSentAt[index] = now }
     }
 
-    /// Someone else muted or unmuted stream `index`: its key's saved mute is theirs.
-    public mutating func theyMuted(_ index: UInt32, key: String?) {
+    /// Someone else muted or unmuted stream `index` (`muted`): its key's saved mute is theirs.
+    public mutating func theyMuted(_ index: UInt32, key: String?, muted: Bool) {
+        if let key {
+            handOvers[key] = nil
+            if muted { mutedByThem.insert(key) } else { mutedByThem.remove(key) }
+        }
         muteSaved.insert(index)
         writes.theyMuted(key: key)
         unmuteSentAt[index] = nil
+    }
+
+    /// The server reported stream `index` as it is now (any change): a write of ours that handed its
+    /// key's saved mute over, which it shows applied (the stream's mute as that write left it), is no
+    /// longer in flight.
+    public mutating func seen(_ index: UInt32, key: String?, muted: Bool) {
+        guard let key, let flight = handOvers[key], flight.index == index, flight.muted == muted else { return }
+        handOvers[key] = nil
     }
 
     // MARK: - Across runs
@@ -210,11 +277,15 @@ public struct LevelOwnership: Sendable {
     // MARK: - A new stream
 
     /// Where a new stream's start (`volume`, `muted`) came from, if the server gave it a level or mute of
-    /// ours. Nil while its volume is not known (`volumeKnown`: pipewire-pulse tells it late).
+    /// ours. Nil while its volume is not known (`volumeKnown`: pipewire-pulse tells it late). A muted start
+    /// at `now`, less than ``lateWriteWindow`` after our unmute of a stream of its key whose saved mute was
+    /// ours, has our mute: the server had not applied the unmute yet (``handOvers``).
     public func origin(of index: UInt32, key: String?, volume: ChannelVolumes, muted: Bool,
-                       volumeKnown: Bool) -> StartOrigin? {
+                       volumeKnown: Bool, now: UInt64) -> StartOrigin? {
+        let handOver = key.flatMap { handOvers[$0] }.flatMap { now &- $0.at < Self.lateWriteWindow ? $0 : nil }
         guard saving != nil, volumeKnown,
-              var origin = writes.origin(of: volume, muted: muted, key: key, index: index),
+              var origin = writes.origin(of: volume, muted: muted, key: key, index: index,
+                                         mutedByUs: handOver.map { !$0.toOurs }),
               origin.own.channels == volume.channels else { return nil }
         // A level remembered from an earlier run has no channel map: the stream's is the one.
         if origin.own.channelMap.isEmpty { origin.own.channelMap = volume.channelMap }
@@ -265,7 +336,11 @@ public struct LevelOwnership: Sendable {
     /// while no daemon ran, with its user's mute of the key — and save that unmute as the key's).
     @discardableResult
     public mutating func entryRepaired(key: String) -> Bool {
-        writes.theyMuted(key: key)
+        // What it wrote is the key's mute now, not an unmute of ours in flight (found by the levels
+        // property run: a gone stream's repair put back its user's mute after recovery's unmute of
+        // another, and a stream that started with it was taken for one muted by us).
+        handOvers[key] = nil
+        return writes.theyMuted(key: key)
     }
 
     /// Repairs of these streams' entries went out; until they are answered their end needs no other.

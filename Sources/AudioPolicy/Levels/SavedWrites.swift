@@ -178,11 +178,14 @@ public struct SavedWrites: Sendable {
 
     /// Where a new stream of `key` (sink input `index`) starting at `volume` (`muted`) got that from,
     /// if from us: the newest write of ours at its volume (whose `own` is the stream's real own level),
-    /// and our saved mute — this run's, or an earlier run's when the stream started after it. Nil when
-    /// neither is ours.
-    public func origin(of volume: ChannelVolumes, muted: Bool, key: String?, index: UInt32) -> Origin? {
+    /// and our saved mute — this run's, or an earlier run's when the stream started after it, or one an
+    /// write of ours not yet applied left saved (`mutedByUs`: what the mute saved before that write
+    /// was, when one is in flight). Nil when neither is ours.
+    public func origin(of volume: ChannelVolumes, muted: Bool, key: String?, index: UInt32,
+                       mutedByUs savedBefore: Bool? = nil) -> Origin? {
         guard let key else { return nil }
-        let mutedByUs = muted && (mutedKeys.contains(key) || earlierMutes[key].map { Int64(index) > $0 } == true)
+        let mutedByUs = muted && (savedBefore ?? (mutedKeys.contains(key)
+            || earlierMutes[key].map { Int64(index) > $0 } == true))
         if let write = writes[key]?.last(where: { $0.volume.matches(volume) }) {
             return Origin(own: write.own, mutedByUs: mutedByUs)
         }

@@ -53,6 +53,7 @@ extension Actuation {
     /// late start came from (its mute comes with it, and is the user's unless it is ours).
     func streamChanged(_ input: SinkInput) -> (before: SinkInput, lateStart: SavedStart?)? {
         guard let old = streams[input.index]?.input else { return nil }
+        restore?.seen(input)
         update(input.index) { live in
             live.input = input
             if input.levelChange == .theirs, input.theirVolume { live.ownVolume = input.volume }

@@ -66,6 +66,9 @@ enum LevelsSequence {
 
     static func generate(seed: UInt64) -> [Step] {
         var rng = SplitMix64(seed: seed)
+        // Overtaking starts draw from a stream of their own, so that a seed's sequence is the same as
+        // before they were modelled, with some starts overtaking the daemon's last writes on top.
+        var overtaking = SplitMix64(seed: seed ^ 0x6F76_6572_7461_6B65)
         func pick<T>(_ list: [T]) -> T { list[Int(rng.next() % UInt64(list.count))] }
         func chance(_ percent: UInt64) -> Bool { rng.next() % 100 < percent }
         // Levels are unbalanced: a balanced level at a copy of another balanced level scaled down cannot
@@ -104,7 +107,10 @@ enum LevelsSequence {
                 live.append(name)
                 let key = pick(keys)
                 keyOf[name] = key
-                action = .start(name, key: key, level: chance(30) ? level() : nil, muted: chance(5))
+                // Now and then right after the daemon wrote to another stream of its key, before the
+                // server applied it (a start that overtakes an unmute: the soak).
+                action = .start(name, key: key, level: chance(30) ? level() : nil, muted: chance(5),
+                                beforeWritesApplied: overtaking.next() % 100 < 25)
             case 2, 3: guard !live.isEmpty else { continue }
                 action = .ramp(pick(live), to: pick([0.05, 0.1, 0.316, 0.5]), steps: 1 + Int(rng.next() % 5))
             case 4: guard !live.isEmpty else { continue }; action = .ramp(pick(live), to: 1, steps: 1 + Int(rng.next() % 5))
@@ -248,10 +254,11 @@ enum LevelsSequence {
         for step in steps {
             var lines: [String] = []
             switch step.action {
-            case let .start(name, key, appLevel, muted):
+            case let .start(name, key, appLevel, muted, beforeWritesApplied):
                 lines = ["start = \"\(name)\"", "key = \"\(key)\""]
                 if let appLevel { lines.append("level = \(level(appLevel))") }
                 if muted { lines.append("muted = true") }
+                if beforeWritesApplied { lines.append("before-writes-applied = true") }
             case let .ramp(name, to, count):
                 lines = to == 1 ? ["restore = \"\(name)\""] : ["duck = \"\(name)\"", "to = \(to)"]
                 lines.append("steps = \(count)")

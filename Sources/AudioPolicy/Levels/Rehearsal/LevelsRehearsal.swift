@@ -41,9 +41,18 @@ public struct LevelsRehearsal: Sendable {
     public mutating func play(_ action: LevelsScenario.Action, at now: Milliseconds,
                               location: SourceLocation = SourceLocation(file: "", line: 0, column: 0))
         -> [FixtureRunner.Failure] {
+        // Whatever comes next comes after the server's reports of the daemon's last writes, except a
+        // start that overtakes them.
+        if case .start(_, _, _, _, true) = action {
+            server.writesReported(sentBefore: now - SavingServer.writeInFlight)
+        } else {
+            server.writesReported()
+        }
+        daemon.snapshotsArrive(from: server)
         switch action {
-        case let .start(name, key, level, muted):
-            let index = server.start(key: key, appLevel: level, appMuted: muted, at: now)
+        case let .start(name, key, level, muted, beforeWritesApplied):
+            let index = server.start(key: key, appLevel: level, appMuted: muted,
+                                     beforeWritesApplied: beforeWritesApplied, at: now)
             indexes[name] = index
             if server.streams[index]?.volume.values.allSatisfy({ $0 == 0 }) == true { silentStarts.insert(index) } else { silentStarts.remove(index) }
             daemon.appeared(index, on: &server, at: now)

@@ -16,8 +16,10 @@ public struct LevelsScenario: Sendable {
     }
 
     public enum Action: Sendable {
-        /// A stream of `key` starts; its app asks for `level` (nil: none) and `muted`.
-        case start(String, key: String, level: ChannelVolumes?, muted: Bool)
+        /// A stream of `key` starts; its app asks for `level` (nil: none) and `muted`; `beforeWritesApplied`:
+        /// before the daemon's last writes to another stream of the key are applied
+        /// (``SavingServer/start(key:appLevel:appMuted:beforeWritesApplied:at:)``).
+        case start(String, key: String, level: ChannelVolumes?, muted: Bool, beforeWritesApplied: Bool = false)
         /// The policy ramps its factor to `to` in `steps` writes (a duck: below 1; a restore: 1).
         case ramp(String, to: Double, steps: Int)
         /// The mute fallback fades it out and mutes it.

@@ -70,7 +70,8 @@ public struct RehearsedDaemon: Sendable {
                     ownership.recoveryUnmuted(written.index, key: written.key, now: UInt64(now) * 1000)
                 }
                 if let own = step.restore {
-                    server.setVolume(written.index, own, byDaemon: true, at: now)
+                    // Sent with the unmute, if any: one batch, applied (or lost) as one.
+                    server.setVolume(written.index, own, byDaemon: true, at: now, continuesBatch: step.unmute)
                     // A write like any other: a stream that ends a moment later gets its entry repaired.
                     ownership.wroteOwnLevel(to: written.index, key: written.key, heldMuted: step.held,
                                             now: UInt64(now) * 1000)
@@ -124,7 +125,7 @@ public struct RehearsedDaemon: Sendable {
         if ownership.streamAppeared(index, key: stream.key, muted: stream.muted) { journalSavedMute(of: stream.key) }
         if held { return journalSync(index) }
         guard var origin = ownership.origin(of: index, key: stream.key, volume: stream.volume, muted: stream.muted,
-                                            volumeKnown: true) else { return }
+                                            volumeKnown: true, now: UInt64(now) * 1000) else { return }
         live[index]?.own = origin.own
         live[index]?.muted = StartOrigin.usersMute(startedMuted: stream.muted, mutedByUs: origin.mutedByUs, held: false)
         if takesStartMutesForTheUsers { origin.mutedByUs = false }
@@ -157,9 +158,19 @@ public struct RehearsedDaemon: Sendable {
         record.policyMuted = false
         record.heldForLoss = false
         live[index] = record
-        ownership.theyMuted(index, key: record.key)
+        ownership.theyMuted(index, key: record.key, muted: muted)
         journalSavedMute(of: record.key)
         journalSync(index)
+    }
+
+    /// The server's reports of what it applied arrive (the daemon's writes are applied at once, unless a
+    /// start overtakes them: ``LevelsScenario/Action/start(_:key:level:muted:beforeWritesApplied:)``).
+    public mutating func snapshotsArrive(from server: SavingServer) {
+        guard connected else { return }
+        for (index, record) in live {
+            guard let stream = server.streams[index], stream.lastWriteReported else { continue }
+            ownership.seen(index, key: record.key, muted: stream.muted)
+        }
     }
 
     /// The server moved it.
@@ -252,6 +263,7 @@ public struct RehearsedDaemon: Sendable {
         journalSync(index)
         server.setVolume(index, volume, byDaemon: true, at: now, continuesBatch: continuesBatch)
         if ownership.wrote(volume, to: index, key: record.key, own: record.own, policyMuted: record.policyMuted,
+                           muted: record.muted,
                            now: UInt64(now) * 1000) {
             journalSavedMute(of: record.key)
         }

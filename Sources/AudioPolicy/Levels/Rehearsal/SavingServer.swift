@@ -35,6 +35,9 @@ public struct SavingServer: Sendable {
         public var entryBeforeLastWrite: Entry?
         public var lastWriteAt: Milliseconds = .min
         public var lastWriteSave: Int?
+        /// The server has reported the daemon's last write to it (``SavingServer/writesReported()``): no
+        /// start overtakes it any more.
+        public var lastWriteReported = true
 
         /// A write of the daemon's at `now`: the first of a batch notes the entry before it (`before`); one
         /// that `continues` the batch of the same millisecond keeps that, as a batch goes out (and is
@@ -42,6 +45,7 @@ public struct SavingServer: Sendable {
         mutating func beginWrite(before: Entry?, at now: Milliseconds, continues: Bool) {
             if !continues || lastWriteAt != now || lastWriteSave == nil { entryBeforeLastWrite = before }
             lastWriteAt = now
+            lastWriteReported = false
         }
     }
 
@@ -71,11 +75,21 @@ public struct SavingServer: Sendable {
     // MARK: - Streams
 
     /// A stream of `key` starts; its app asks for `appLevel` (nil: none) and `appMuted`. Returns its index.
-    public mutating func start(key: String, appLevel: ChannelVolumes?, appMuted: Bool, at now: Milliseconds) -> UInt32 {
+    /// `beforeWritesApplied`: it overtakes the daemon's last batch to another stream of the key, sent
+    /// within ``writeInFlight`` and the key's latest save: it starts from the entry that batch replaced
+    /// (a stream that started 0.14 s after recovery's unmute of another still got the mute: the soak).
+    public mutating func start(key: String, appLevel: ChannelVolumes?, appMuted: Bool,
+                               beforeWritesApplied: Bool = false, at now: Milliseconds) -> UInt32 {
         settle(at: now)
         let index = nextIndex
         nextIndex += 1
-        let entry = entries[key]
+        var entry = entries[key]
+        if beforeWritesApplied, let overtaken = streams.values.first(where: { stream in
+            stream.key == key && !stream.lastWriteReported && stream.lastWriteSave != nil
+                && stream.lastWriteSave == entrySave[key] && now - stream.lastWriteAt <= Self.writeInFlight
+        }) {
+            entry = overtaken.entryBeforeLastWrite
+        }
         var stream: Stream
         // PulseAudio restores a saved volume only to a stream whose app set none; WirePlumber always.
         if let entry, appLevel == nil || saving == .wirePlumber {
@@ -124,6 +138,14 @@ public struct SavingServer: Sendable {
         streams[index] = stream
         save(index, mute: true, at: now)
         if byDaemon { streams[index]?.lastWriteSave = saves }
+    }
+
+    /// The server has reported the daemon's writes sent before `sentBefore` (the daemon heard the
+    /// changes): a stream that starts from now on starts after them.
+    public mutating func writesReported(sentBefore: Milliseconds = .max) {
+        for (index, stream) in streams where !stream.lastWriteReported && stream.lastWriteAt < sentBefore {
+            streams[index]?.lastWriteReported = true
+        }
     }
 
     /// The server moved the stream (off an output that went away): PulseAudio saves its mute again.
