@@ -50,6 +50,7 @@ public struct LevelOwnership: Sendable {
     /// that write has theirs.
     private var mutedByThem: Set<String> = []
 
+    /// A write of ours that handed a key's saved mute over, until the server reports it applied.
     private struct HandOver {
         var index: UInt32
         var at: UInt64
@@ -130,9 +131,8 @@ public struct LevelOwnership: Sendable {
         let wasOurs = key.map { writes.savedMuteMayBeOurs(key: $0) } ?? false
         let changed = levelChanged(index, key: key, policyMuted: policyMuted)
         // The saved mute goes from ours to this stream's (an unmute's batch, whose fade-in's first step
-        // comes first; on WirePlumber, a duck of another stream of the key), or the other way (a level
-        // written under the policy's mute): until the server has applied the write, a stream that starts
-        // gets the one before (found by the levels property run).
+        // comes first; on WirePlumber, a duck of another stream of the key): until the server has applied
+        // the write, a stream that starts gets ours (found by the levels property run).
         if wasOurs, let key, !writes.savedMuteMayBeOurs(key: key) {
             handOvers[key] = HandOver(index: index, at: now, muted: muted, toOurs: false)
         }
@@ -278,8 +278,8 @@ public struct LevelOwnership: Sendable {
 
     /// Where a new stream's start (`volume`, `muted`) came from, if the server gave it a level or mute of
     /// ours. Nil while its volume is not known (`volumeKnown`: pipewire-pulse tells it late). A muted start
-    /// at `now`, less than ``lateWriteWindow`` after our unmute of a stream of its key whose saved mute was
-    /// ours, has our mute: the server had not applied the unmute yet (``handOvers``).
+    /// at `now`, while a write of ours that handed its key's saved mute over is not yet reported applied
+    /// (at most ``lateWriteWindow``), has the mute saved before that write (``handOvers``).
     public func origin(of index: UInt32, key: String?, volume: ChannelVolumes, muted: Bool,
                        volumeKnown: Bool, now: UInt64) -> StartOrigin? {
         let handOver = key.flatMap { handOvers[$0] }.flatMap { now &- $0.at < Self.lateWriteWindow ? $0 : nil }
