@@ -12,6 +12,7 @@ extension SoakRun {
     func startDaemon() throws {
         try daemon.start()
         trace("daemon start \(daemon.starts), pid \(daemon.pid.map(String.init) ?? "?")")
+        daemonStirredAt = MainLoop.monotonicMicroseconds()
         daemonReady = false
         events = nil
         poll?.schedule(after: 100_000)
@@ -39,6 +40,7 @@ extension SoakRun {
             events = try? DaemonEvents(loop: loop, socketPath: daemon.socketPath) { [unowned self] in daemonChanged() }
         }
         daemonReady = true
+        daemonStirredAt = MainLoop.monotonicMicroseconds()
         if case .reconnecting = phase { reconnected() }
         tick?.schedule(after: 0)
     }
