@@ -86,7 +86,7 @@ public final class SessionPlayers {
         guard arguments.count == 3, let name = arguments[0].string, name.hasPrefix(MPRIS.namePrefix),
               let newOwner = arguments[2].string else { return }
         loading[name] = nil
-        for interface in [MPRIS.playerInterface, MPRIS.rootInterface] { lateFetches[name + " " + interface] = nil }
+        for interface in [MPRIS.playerInterface, MPRIS.rootInterface] { lateFetches[Self.fetchID(name, interface)] = nil }
         if let gone = players.removeValue(forKey: name) { onGone(gone) }
         if !newOwner.isEmpty { appeared(name, owner: newOwner) }
     }
@@ -106,13 +106,12 @@ public final class SessionPlayers {
             }
         }
         for interface in [MPRIS.playerInterface, MPRIS.rootInterface] {
-            bus.call(name, path: MPRIS.path, interface: MPRIS.propertiesInterface, method: "GetAll",
-                     [.string(interface)], timeout: 5000) { [weak self] result in
+            getAll(name, interface) { [weak self] result in
                 if case let .failure(error) = result {
                     self?.onProblem("\(name): GetAll \(interface): \(error)")
                     if Self.isNotExportedYet(error) { self?.fetchLater(name, owner: owner, interface: interface) }
                 }
-                let properties = (try? result.get())?.first?.stringDictionary ?? [:]
+                let properties = (try? result.get()) ?? [:]
                 self?.loaded(name, owner: owner) { player in player.apply(properties) }
             }
         }
@@ -149,10 +148,18 @@ public final class SessionPlayers {
     }
 
     private func refetch(_ name: String, interface: String) {
-        bus.call(name, path: MPRIS.path, interface: MPRIS.propertiesInterface, method: "GetAll",
-                 [.string(interface)], timeout: 5000) { [weak self] result in
-            guard let properties = (try? result.get())?.first?.stringDictionary else { return }
+        getAll(name, interface) { [weak self] result in
+            guard let properties = try? result.get() else { return }
             self?.update(name) { $0.apply(properties) }
+        }
+    }
+
+    /// Asks player `name` for all of `interface`'s properties.
+    private func getAll(_ name: String, _ interface: String,
+                        reply: @escaping (Result<[String: BusValue], BusError>) -> Void) {
+        bus.call(name, path: MPRIS.path, interface: MPRIS.propertiesInterface, method: "GetAll",
+                 [.string(interface)], timeout: 5000) { result in
+            reply(result.map { $0.first?.stringDictionary ?? [:] })
         }
     }
 
@@ -168,7 +175,7 @@ public final class SessionPlayers {
     /// Asks `name` (owned by `owner`) for `interface`'s properties again after a wait, doubling the wait
     /// with each try while the object is still missing: a timer only while a fetch is owed.
     private func fetchLater(_ name: String, owner: String, interface: String) {
-        let id = name + " " + interface
+        let id = Self.fetchID(name, interface)
         let tries = (lateFetches[id]?.tries ?? 0) + 1
         guard tries <= lateTries else {
             lateFetches[id] = nil
@@ -182,13 +189,12 @@ public final class SessionPlayers {
     }
 
     private func fetchAgain(_ name: String, owner: String, interface: String) {
-        bus.call(name, path: MPRIS.path, interface: MPRIS.propertiesInterface, method: "GetAll",
-                 [.string(interface)], timeout: 5000) { [weak self] result in
-            guard let self, self.lateFetches[name + " " + interface] != nil else { return }
+        let id = Self.fetchID(name, interface)
+        getAll(name, interface) { [weak self] result in
+            guard let self, self.lateFetches[id] != nil else { return }
             switch result {
-            case let .success(values):
-                self.lateFetches[name + " " + interface] = nil
-                let properties = values.first?.stringDictionary ?? [:]
+            case let .success(properties):
+                self.lateFetches[id] = nil
                 self.onProblem("\(name): GetAll \(interface) answered on a later try")
                 if self.loading[name]?.player.owner == owner {
                     self.loading[name]?.player.apply(properties)
@@ -199,11 +205,14 @@ public final class SessionPlayers {
                 if Self.isNotExportedYet(error) {
                     self.fetchLater(name, owner: owner, interface: interface)
                 } else {
-                    self.lateFetches[name + " " + interface] = nil
+                    self.lateFetches[id] = nil
                 }
             }
         }
     }
+
+    /// The key of a fetch owed in ``lateFetches``.
+    private static func fetchID(_ name: String, _ interface: String) -> String { name + " " + interface }
 
     private func update(_ name: String, _ change: (inout MPRISPlayer) -> Bool) {
         guard var player = players[name] else { return }

@@ -39,10 +39,12 @@ public struct SavingServer: Sendable {
         /// start overtakes it any more.
         public var lastWriteReported = true
 
-        /// A write of the daemon's at `now`: the first of a batch notes the entry before it (`before`); one
-        /// that `continues` the batch of the same millisecond keeps that, as a batch goes out (and is
-        /// lost) as one.
-        mutating func beginWrite(before: Entry?, at now: Milliseconds, continues: Bool) {
+        /// A write at `now`, before it saves anything. The daemon's: the first of a batch notes the entry
+        /// before it (`before`); one that `continues` the batch of the same millisecond keeps that, as a
+        /// batch goes out (and is lost) as one. Its user's: nothing of the daemon's is left to lose.
+        mutating func beginWrite(byDaemon: Bool, before: Entry?, at now: Milliseconds, continues: Bool) {
+            defer { lastWriteSave = nil }
+            guard byDaemon else { return entryBeforeLastWrite = nil }
             if !continues || lastWriteAt != now || lastWriteSave == nil { entryBeforeLastWrite = before }
             lastWriteAt = now
             lastWriteReported = false
@@ -116,8 +118,7 @@ public struct SavingServer: Sendable {
                                    continuesBatch: Bool = false) {
         guard var stream = streams[index] else { return }
         settle(at: now)
-        if byDaemon { stream.beginWrite(before: entries[stream.key], at: now, continues: continuesBatch) } else { stream.entryBeforeLastWrite = nil }
-        stream.lastWriteSave = nil
+        stream.beginWrite(byDaemon: byDaemon, before: entries[stream.key], at: now, continues: continuesBatch)
         stream.volume = volume
         if !byDaemon { stream.trueOwn = volume }
         streams[index] = stream
@@ -130,8 +131,7 @@ public struct SavingServer: Sendable {
                                  continuesBatch: Bool = false) {
         guard var stream = streams[index] else { return }
         settle(at: now)
-        if byDaemon { stream.beginWrite(before: entries[stream.key], at: now, continues: continuesBatch) } else { stream.entryBeforeLastWrite = nil }
-        stream.lastWriteSave = nil
+        stream.beginWrite(byDaemon: byDaemon, before: entries[stream.key], at: now, continues: continuesBatch)
         stream.muted = muted
         if !byDaemon { stream.trueMuted = muted }
         stream.muteSaved = true
