@@ -66,10 +66,21 @@ public final class StreamRestore {
 
     // MARK: - Streams
 
-    /// A stream appeared. Returns whether its key's saved mute is ours.
+    /// A stream appeared. Returns whether its key's saved mute is ours. One announced without its volume
+    /// and mute (pipewire-pulse) counts once they arrive (``volumeArrived(_:)``).
     public func streamAppeared(_ input: SinkInput) -> Bool {
         refresh()
+        guard !input.volumePending else {
+            ledger.announcedWithoutVolume(input.index, key: input.restoreID, now: MainLoop.monotonicMicroseconds())
+            return false
+        }
         return ledger.streamAppeared(input.index, key: input.restoreID, muted: input.muted)
+    }
+
+    /// The volume and mute of a stream announced without them arrived, and where its start came from was
+    /// asked (``LevelOwnership/volumeArrived(_:key:muted:)``). Returns whether its key's saved mute is ours.
+    public func volumeArrived(_ input: SinkInput) -> Bool {
+        ledger.volumeArrived(input.index, key: input.restoreID, muted: input.muted)
     }
 
     /// Recovery unmuted `input` (``LevelOwnership/recoveryUnmuted(_:key:now:)``).

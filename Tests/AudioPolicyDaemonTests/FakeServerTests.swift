@@ -66,6 +66,35 @@ struct FakeServerTests {
         }
     }
 
+    @Test("a music stream whose volume and mute the server tells late (pipewire-pulse), started during a call, is muted only once they are told, and unmuted after; control: told with its user's saved mute, the call's mute yields to it and nothing of ours touches it",
+          arguments: [false, true])
+    func lateVolumeDuringACall(usersMute: Bool) throws {
+        server.savesMuteWithEveryChange = true
+        if usersMute {
+            let earlier = server.addStream(role: "music", application: "Music", volume: Self.own)
+            server.userSetsMute(earlier, true)
+            server.removeStream(earlier)
+        }
+        let daemon = try startDaemon()
+        let call = server.addStream(role: "phone", application: "Phone", volume: [65536, 65536])
+        daemon.run(for: 0.2)
+        let music = server.addStream(role: "music", application: "Music", volume: Self.own, volumePending: true)
+        // The call's fade-out (300 ms) runs out while the volume is unknown: nothing may be written then.
+        daemon.run(for: 0.6)
+        #expect(volumeWrites(to: music).isEmpty && !server.writes.contains(.mute(music, true)),
+                "written before the server told the volume: \(server.writes)")
+        #expect(daemon.journal.allSatisfy { $0.sinkInput != music }, "on record with nothing written: \(daemon.journal)")
+        server.volumeArrives(music, Self.own)
+        daemon.run(for: 0.3)
+        #expect(server.streams[music]?.muted == true)
+        #expect(server.writes.contains(.mute(music, true)) == !usersMute, "\(server.writes)")
+        server.removeStream(call)
+        daemon.run(for: 1.5)
+        #expect(server.streams[music]?.muted == usersMute, "after the call: \(server.writes)")
+        #expect(server.writes.contains(.mute(music, false)) == !usersMute, "\(server.writes)")
+        #expect(server.streams[music]?.volume.values == Self.own, "\(String(describing: server.streams[music]))")
+    }
+
     @Test("a navigation prompt ducks the music by -20 dB in steps, journal first, and restores it exactly after hold and ramp")
     func promptDucksAndRestores() throws {
         let music = server.addStream(role: "music", application: "Music", volume: Self.own)

@@ -24,16 +24,17 @@ import TOMLKit
 /// ```
 enum LevelsFixtureLoader {
     static let verbs = ["start", "duck", "restore", "fade-out", "hold", "unmute", "user-level", "user-mute", "move",
-                        "end", "kill", "restart"]
+                        "end", "kill", "restart", "volume-arrives"]
     static let options: [String: (required: [String], optional: [String])] = [
-        "start": (["key"], ["level", "muted", "before-writes-applied"]),
+        "start": (["key"], ["level", "muted", "before-writes-applied", "volume-late"]),
         "duck": (["to"], ["steps"]),
         "restore": ([], ["steps"]),
         "user-level": (["level"], []),
         "user-mute": (["muted"], []),
         "end": ([], ["last-write-lost"]),
     ]
-    static let optionKeys = ["key", "level", "muted", "before-writes-applied", "to", "steps", "last-write-lost"]
+    static let optionKeys = ["key", "level", "muted", "before-writes-applied", "volume-late", "to", "steps",
+                             "last-write-lost"]
 
     static func load(_ root: TOMLTable, _ reader: TOMLReader, file: String) throws(LocatedErrors) -> Fixture {
         reader.checkKeys(root, at: .root, allowed: ["description", "server", "saved", "event", "expect"],
@@ -72,6 +73,12 @@ enum LevelsFixtureLoader {
                 }
             }
             _ = index
+        }
+        // Only pipewire-pulse tells a volume late.
+        for step in steps where saving == .pulseAudio {
+            if case .start(_, _, _, _, _, true) = step.action {
+                reader.fail(step.location, "`volume-late` is pipewire-pulse's: it goes with server = \"pipewire\"")
+            }
         }
         try reader.throwIfFailed()
         let ordered = steps.enumerated().sorted { lhs, rhs in
@@ -171,7 +178,8 @@ enum LevelsFixtureLoader {
             guard let key = reader.string(table, "key", at: path) else { return nil }
             return .start(name, key: key, level: readLevel(table, at: path, reader),
                           muted: reader.bool(table, "muted", at: path) ?? false,
-                          beforeWritesApplied: reader.bool(table, "before-writes-applied", at: path) ?? false)
+                          beforeWritesApplied: reader.bool(table, "before-writes-applied", at: path) ?? false,
+                          volumeLate: reader.bool(table, "volume-late", at: path) ?? false)
         case "duck":
             guard let to = reader.number(table, "to", at: path), let steps else { return nil }
             guard to.isFinite, to >= 0, to < 1 else {
@@ -188,6 +196,7 @@ enum LevelsFixtureLoader {
         case "user-mute":
             return reader.bool(table, "muted", at: path).map { .userMute(name, $0) }
         case "move": return .move(name)
+        case "volume-arrives": return .volumeArrives(name)
         case "end":
             return .end(name, lastWriteLost: reader.bool(table, "last-write-lost", at: path) ?? false)
         case "kill":

@@ -58,6 +58,12 @@ public struct LevelOwnership: Sendable {
         var toOurs: Bool
     }
 
+    /// Streams announced without their volume and mute (pipewire-pulse tells them late): whether the
+    /// mute their key had saved when they started was ours. That is the mute the server gave them; by
+    /// the time it is told, the key's saved mute can be someone else's (a repair of another stream of
+    /// the key that ended meanwhile: found by the levels property run).
+    private var announcedMuteOurs: [UInt32: Bool] = [:]
+
     /// Recovery's unmutes of keys whose saved mute was ours, in flight once the streams present are judged.
     private var recoveryUnmutes: [(key: String, index: UInt32, at: UInt64)] = []
     /// The mutes recovery's writes saved, by key, in order (an unmute: the user's; a level under a held
@@ -75,6 +81,7 @@ public struct LevelOwnership: Sendable {
         highestIndexSeen = nil
         unmuteMayBeLost = []
         handOvers = [:]
+        announcedMuteOurs = [:]
     }
 
     /// The connected server told its kind or instance (after ``connected(saving:server:)``: a pulse
@@ -98,10 +105,28 @@ public struct LevelOwnership: Sendable {
         return saving != nil && writes.savedMuteIsOurs(key: key)
     }
 
+    /// A stream appeared at `now` without its volume and mute (pipewire-pulse tells them late): whose the
+    /// mute its key had saved was is kept for the answer about its start
+    /// (``origin(of:key:volume:muted:volumeKnown:now:)``). It does not count as seen until they arrive
+    /// (``volumeArrived(_:key:muted:)``): a run that dies before cannot tell its mute from ours.
+    public mutating func announcedWithoutVolume(_ index: UInt32, key: String?, now: UInt64) {
+        guard saving != nil, let key else { return }
+        announcedMuteOurs[index] = handOver(of: key, now: now).map { !$0.toOurs }
+            ?? writes.savedMuteIsOurs(key: key, index: index)
+    }
+
+    /// The volume and mute of a stream announced without them arrived (after the answer about its start).
+    /// Returns whether its key's saved mute is ours (as ``streamAppeared(_:key:muted:)``).
+    public mutating func volumeArrived(_ index: UInt32, key: String?, muted: Bool) -> Bool {
+        announcedMuteOurs[index] = nil
+        return streamAppeared(index, key: key, muted: muted)
+    }
+
     /// A stream ended (at `now`, when known): what was kept of it goes. An unmute of ours sent less than
     /// ``lateWriteWindow`` before may never have been applied: its repair will not trust the mute read back.
     public mutating func streamEnded(_ index: UInt32, now: UInt64? = nil) {
         muteSaved.remove(index)
+        announcedMuteOurs[index] = nil
         lastWriteAt[index] = nil
         if let sent = unmuteSentAt.removeValue(forKey: index), let now, now &- sent < Self.lateWriteWindow {
             unmuteMayBeLost.insert(index)
@@ -282,14 +307,18 @@ public struct LevelOwnership: Sendable {
     /// (at most ``lateWriteWindow``), has the mute saved before that write (``handOvers``).
     public func origin(of index: UInt32, key: String?, volume: ChannelVolumes, muted: Bool,
                        volumeKnown: Bool, now: UInt64) -> StartOrigin? {
-        let handOver = key.flatMap { handOvers[$0] }.flatMap { now &- $0.at < Self.lateWriteWindow ? $0 : nil }
+        let savedBefore = announcedMuteOurs[index] ?? key.flatMap { handOver(of: $0, now: now) }.map { !$0.toOurs }
         guard saving != nil, volumeKnown,
-              var origin = writes.origin(of: volume, muted: muted, key: key, index: index,
-                                         mutedByUs: handOver.map { !$0.toOurs }),
+              var origin = writes.origin(of: volume, muted: muted, key: key, index: index, mutedByUs: savedBefore),
               origin.own.channels == volume.channels else { return nil }
         // A level remembered from an earlier run has no channel map: the stream's is the one.
         if origin.own.channelMap.isEmpty { origin.own.channelMap = volume.channelMap }
         return origin
+    }
+
+    /// The write of ours in flight that handed `key`'s saved mute over at `now`, if any (``handOvers``).
+    private func handOver(of key: String, now: UInt64) -> HandOver? {
+        handOvers[key].flatMap { now &- $0.at < Self.lateWriteWindow ? $0 : nil }
     }
 
     // MARK: - Repairs

@@ -95,6 +95,12 @@ public struct SavedWrites: Sendable {
         mutedKeys.contains(key) || earlierMutes[key] != nil
     }
 
+    /// Whether a muted start of `key` at sink input `index` has our saved mute: this run's, or an earlier
+    /// run's when the stream started after it.
+    public func savedMuteIsOurs(key: String, index: UInt32) -> Bool {
+        mutedKeys.contains(key) || earlierMutes[key].map { Int64(index) > $0 } == true
+    }
+
     /// Whether the key's saved mute is this run's mute (the newest one a stream of it was given).
     public func savedMuteIsOurs(key: String?) -> Bool {
         key.map { mutedKeys.contains($0) } ?? false
@@ -184,8 +190,7 @@ public struct SavedWrites: Sendable {
     public func origin(of volume: ChannelVolumes, muted: Bool, key: String?, index: UInt32,
                        mutedByUs savedBefore: Bool? = nil) -> Origin? {
         guard let key else { return nil }
-        let mutedByUs = muted && (savedBefore ?? (mutedKeys.contains(key)
-            || earlierMutes[key].map { Int64(index) > $0 } == true))
+        let mutedByUs = muted && (savedBefore ?? savedMuteIsOurs(key: key, index: index))
         if let write = writes[key]?.last(where: { $0.volume.matches(volume) }) {
             return Origin(own: write.own, mutedByUs: mutedByUs)
         }

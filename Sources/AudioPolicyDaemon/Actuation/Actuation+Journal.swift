@@ -123,9 +123,12 @@ extension Actuation {
     }
 
     /// Whether the daemon's changes to the stream's volume or mute are in force (or on their way back).
+    /// Nothing is written to a stream whose volume the server has not told (``LateVolume``): nothing of
+    /// it is on record until then; what the engine asked for meanwhile is, before it is written.
     func isVolumeAltered(_ index: UInt32) -> Bool {
-        guard let live = streams[index] else { return false }
-        return live.factor != 1 || live.policyMuted || ramps.running[index] != nil
+        guard let live = streams[index], !live.input.volumePending else { return false }
+        let wantedUnwritten = live.wanted != live.factor && live.input.hasVolume && live.input.volumeWritable
+        return live.factor != 1 || wantedUnwritten || live.policyMuted || ramps.running[index] != nil
     }
 
     /// The stream is gone (after the engine heard of it). Its saved entry still holds what we wrote

@@ -18,26 +18,25 @@ extension Actuation {
     /// the key's next stream may start with.
     func writeMute(_ index: UInt32, _ muted: Bool) {
         if let live = streams[index] {
+            // Held back until the server tells the stream's volume and mute (``LateVolume``).
+            guard !live.input.volumePending else { return }
             restore?.wroteMute(muted, to: live.input)
             journalSavedMute(of: live.input.restoreID)
         }
         server?.setMute(index: index, muted: muted)
     }
 
-    /// Before the engine hears of a new stream (or, on pipewire-pulse, when its volume arrives): if the
-    /// server gave it a level we wrote for its key, its own level is the one under that write. Returns
-    /// whether its mute came from our saved mute (so it is not the user's).
-    @discardableResult
-    func adoptSavedOrigin(_ index: UInt32) -> Bool {
-        guard let live = streams[index], let origin = restore?.origin(of: live.input) else { return false }
+    /// Before the engine hears of a new stream (or, on pipewire-pulse, when its volume arrives): where
+    /// its start came from, if the server gave it a level or mute we wrote for its key (its own level is
+    /// then the one under that write, and its mute, if ours, is not the user's).
+    func savedOrigin(_ index: UInt32) -> StartOrigin? {
+        guard let live = streams[index], let origin = restore?.origin(of: live.input) else { return nil }
         let own = ChannelVolumes(values: origin.own.values, channelMap: live.input.volume.channelMap)
-        update(index) { $0.ownVolume = own }
-        let mutedByUs = origin.mutedByUs
         let message = "stream \(index) (\(live.input.applicationName ?? "?")) started at \(live.input.volume)"
-            + "\(mutedByUs ? ", muted," : "") as the server saved it from our change of another stream of "
+            + "\(origin.mutedByUs ? ", muted," : "") as the server saved it from our change of another stream of "
             + "\(live.input.restoreID ?? "?"); its own level is \(own)"
         log.info("\(message)")
-        return mutedByUs
+        return StartOrigin(own: own, mutedByUs: origin.mutedByUs)
     }
 
     /// After the engine has decided about the stream: what it leaves untouched is put back at its own

@@ -36,9 +36,9 @@ extension Actuation {
         // Seen: the journal's entries of its key, if the policy's mute is that key's saved one, must keep
         // it known (and its own mute, if it has one, the user's) should this run end.
         if savedMuteOurs { journalSavedMute(of: input.restoreID) }
-        let ownBefore = streams[input.index]?.ownVolume
-        let mutedByUs = adoptSavedOrigin(input.index)
-        return SavedStart(adopted: mutedByUs || streams[input.index]?.ownVolume != ownBefore, mutedByUs: mutedByUs)
+        guard let origin = savedOrigin(input.index) else { return SavedStart() }
+        update(input.index) { $0.ownVolume = origin.own }
+        return SavedStart(adopted: origin.mutedByUs || origin.own != input.volume, mutedByUs: origin.mutedByUs)
     }
 
     /// After the engine has decided about a new stream: what it leaves untouched is put back at its own
@@ -93,21 +93,30 @@ extension Actuation {
         journal.store?.forget(index)
     }
 
-    /// The server told the stream's volume late (pipewire-pulse): it is the stream's own. The factor the
-    /// engine's commands asked for meanwhile (``LiveStream/wanted``) is written now, unless a running ramp
-    /// writes it at its next step or the policy's mute holds the stream silent.
+    /// The server told the stream's volume and mute late (pipewire-pulse): the levels stage says what its
+    /// own level is, whether its mute is its user's, and what of the engine's commands held back meanwhile
+    /// (``LiveStream/wanted``, the policy's mute) is written now (``LateVolume``).
     private func volumeArrived(_ index: UInt32) -> SavedStart {
-        guard let own = streams[index]?.input.volume else { return SavedStart() }
-        update(index) { $0.ownVolume = own }
-        // A volume the server restored from one of our ducks is not the stream's own.
-        let mutedByUs = adoptSavedOrigin(index)
-        let adopted = mutedByUs || streams[index]?.ownVolume != own
-        if ramps.running[index] == nil, let live = streams[index], !live.policyMuted {
-            write(index, factor: live.wanted)
+        guard let live = streams[index] else { return SavedStart() }
+        let late = LateVolume.arrived(at: live.input.volume, muted: live.input.muted, origin: savedOrigin(index),
+                                      rampRunning: ramps.running[index] != nil, policyMuted: live.policyMuted)
+        if restore?.volumeArrived(live.input) == true { journalSavedMute(of: live.input.restoreID) }
+        update(index) { $0.ownVolume = late.own }
+        if late.policyYields {
+            // Its user's mute: the engine hears of it (server intake) and gives back what its fade took.
+            stopRamp(index)
+            update(index) {
+                $0.policyMuted = false
+                $0.heldForLoss = false
+            }
         }
-        if adopted { correctSavedStart(index, mutedByUs: mutedByUs) }
+        // On record before what was held back goes out.
         journalSync(index)
-        return SavedStart(adopted: adopted, mutedByUs: mutedByUs)
+        if late.writeWanted { write(index, factor: live.wanted) }
+        if late.muteNow { writeMute(index, true) }
+        if late.adopted { correctSavedStart(index, mutedByUs: late.mutedByUs) }
+        journalSync(index)
+        return SavedStart(adopted: late.adopted, mutedByUs: late.mutedByUs)
     }
 
     /// The server saved the ducked or muted level for this app or role (module-stream-restore) when we

@@ -234,6 +234,11 @@ final class Actuation {
         streams[live.input.index] = live
     }
 
+    /// Stops the stream's ramp where it is (its completion, a fade-out's mute, is not carried out).
+    func stopRamp(_ index: UInt32) {
+        ramps.cancel(index)
+    }
+
     func remove(_ index: UInt32) {
         ramps.cancel(index)
         streams[index] = nil

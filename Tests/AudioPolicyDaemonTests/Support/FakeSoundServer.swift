@@ -34,6 +34,8 @@ final class FakeSoundServer {
     private(set) var sinks: [UInt32: Sink] = [:]
     /// The stream-restore table, by key.
     var saved: [String: StreamRestoreEntry] = [:]
+    /// The mutes the server restored to streams announced before their volume, told with it.
+    private var lateMutes: [UInt32: Bool] = [:]
     private(set) var writes: [Write] = []
     /// Whether every change of a stream saves its mute too (WirePlumber), or only a mute a client set or
     /// the server restored (PulseAudio).
@@ -90,8 +92,11 @@ final class FakeSoundServer {
         var input = SinkInput(index: index, clientIndex: index + 100, sinkIndex: sink, name: "\(application) stream",
                               properties: properties, volume: level, muted: isMuted, corked: corked)
         if volumePending {
+            // As pipewire-pulse announces it: at 0 and unmuted; the restored volume and mute come later.
             input.volume = ChannelVolumes(values: volume.map { _ in 0 }, channelMap: Self.stereo)
             input.volumePending = true
+            input.muted = false
+            lateMutes[index] = isMuted
         }
         streams[index] = input
         for connection in connections { connection.added(input) }
@@ -109,12 +114,14 @@ final class FakeSoundServer {
         apply(index, by: nil) { $0.muted = muted }
     }
 
-    /// The volume of a stream announced with `volumePending` arrives (nobody changed it: the server
-    /// restored it late).
+    /// The volume of a stream announced with `volumePending` arrives, with the mute the server restored
+    /// (nobody changed them: the server tells them late).
     func volumeArrives(_ index: UInt32, _ volume: [UInt32]) {
+        let muted = lateMutes.removeValue(forKey: index)
         apply(index, by: nil) {
             $0.volume = ChannelVolumes(values: volume, channelMap: Self.stereo)
             $0.volumePending = false
+            if let muted { $0.muted = muted || $0.muted }
         }
     }
 

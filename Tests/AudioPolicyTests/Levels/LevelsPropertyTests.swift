@@ -69,6 +69,11 @@ enum LevelsSequence {
         // Overtaking starts draw from a stream of their own, so that a seed's sequence is the same as
         // before they were modelled, with some starts overtaking the daemon's last writes on top.
         var overtaking = SplitMix64(seed: seed ^ 0x6F76_6572_7461_6B65)
+        // So do late volumes (pipewire-pulse: a stream announced at 0, its volume told later; the
+        // PulseAudio rehearsal takes every volume at once): which starts are late, and how many steps
+        // later the volume arrives.
+        var lateness = SplitMix64(seed: seed ^ 0x6C61_7465_766F_6C75)
+        var arrivals: [(name: String, after: Int)] = []
         func pick<T>(_ list: [T]) -> T { list[Int(rng.next() % UInt64(list.count))] }
         func chance(_ percent: UInt64) -> Bool { rng.next() % 100 < percent }
         // Levels are unbalanced: a balanced level at a copy of another balanced level scaled down cannot
@@ -97,7 +102,14 @@ enum LevelsSequence {
         var faded: [String: String] = [:]
         let count = 10 + Int(rng.next() % 50)
         for _ in 0..<count {
-            at += pick([0, 10, 100, 400, 1200, 3000])
+            let gap = pick([0, 10, 100, 400, 1200, 3000])
+            // pipewire-pulse tells a late volume within milliseconds (at most 100 ms): before any step
+            // further away, and after at most one step in between.
+            for arrival in arrivals where gap > 10 || arrival.after == 0 {
+                steps.append(Step(at: at, action: .volumeArrives(arrival.name)))
+            }
+            arrivals = gap > 10 ? [] : arrivals.filter { $0.after > 0 }.map { ($0.name, $0.after - 1) }
+            at += gap
             var action: Action
             switch rng.next() % 16 {
             case 0, 1:
@@ -109,8 +121,10 @@ enum LevelsSequence {
                 keyOf[name] = key
                 // Now and then right after the daemon wrote to another stream of its key, before the
                 // server applied it (a start that overtakes an unmute: the soak).
+                let late = lateness.next() % 100 < 30
+                if late { arrivals.append((name, Int(lateness.next() % 2))) }
                 action = .start(name, key: key, level: chance(30) ? level() : nil, muted: chance(5),
-                                beforeWritesApplied: overtaking.next() % 100 < 25)
+                                beforeWritesApplied: overtaking.next() % 100 < 25, volumeLate: late)
             case 2, 3: guard !live.isEmpty else { continue }
                 action = .ramp(pick(live), to: pick([0.05, 0.1, 0.316, 0.5]), steps: 1 + Int(rng.next() % 5))
             case 4: guard !live.isEmpty else { continue }; action = .ramp(pick(live), to: 1, steps: 1 + Int(rng.next() % 5))
@@ -163,6 +177,7 @@ enum LevelsSequence {
             }
             steps.append(Step(at: at, action: action))
         }
+        steps += arrivals.map { Step(at: at, action: .volumeArrives($0.name)) }
         return steps
     }
 
@@ -211,10 +226,11 @@ enum LevelsSequence {
             // A stream the server started at silence may have been given any fade-out's end of its key: its
             // own level is one of its key's own levels, but which one cannot be told.
             let silentStart = rehearsal.silentStarts.contains(index)
-            if !silentStart, !record.own.matches(stream.trueOwn, tolerance: 2) {
+            // Told no volume yet (pipewire-pulse), the daemon takes no own level for it.
+            if !silentStart, !record.volumePending, !record.own.matches(stream.trueOwn, tolerance: 2) {
                 return "after \(step.action) at \(step.at) ms, the daemon takes \(record.own) for \(name)'s own level; its user's is \(stream.trueOwn)"
             }
-            if record.policyMuted == false, stream.muted, !stream.trueMuted {
+            if record.policyMuted == false, !record.volumePending, stream.muted, !stream.trueMuted {
                 return "after \(step.action) at \(step.at) ms, \(name) is muted by us with no policy mute on record"
             }
         }
@@ -254,11 +270,15 @@ enum LevelsSequence {
         for step in steps {
             var lines: [String] = []
             switch step.action {
-            case let .start(name, key, appLevel, muted, beforeWritesApplied):
+            case let .start(name, key, appLevel, muted, beforeWritesApplied, volumeLate):
                 lines = ["start = \"\(name)\"", "key = \"\(key)\""]
                 if let appLevel { lines.append("level = \(level(appLevel))") }
                 if muted { lines.append("muted = true") }
                 if beforeWritesApplied { lines.append("before-writes-applied = true") }
+                if volumeLate, saving == .wirePlumber { lines.append("volume-late = true") }
+            case let .volumeArrives(name):
+                guard saving == .wirePlumber else { continue }
+                lines = ["volume-arrives = \"\(name)\""]
             case let .ramp(name, to, count):
                 lines = to == 1 ? ["restore = \"\(name)\""] : ["duck = \"\(name)\"", "to = \(to)"]
                 lines.append("steps = \(count)")

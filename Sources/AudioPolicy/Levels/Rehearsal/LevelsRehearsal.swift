@@ -43,19 +43,22 @@ public struct LevelsRehearsal: Sendable {
         -> [FixtureRunner.Failure] {
         // Whatever comes next comes after the server's reports of the daemon's last writes, except a
         // start that overtakes them.
-        if case .start(_, _, _, _, true) = action {
+        if case .start(_, _, _, _, true, _) = action {
             server.writesReported(sentBefore: now - SavingServer.writeInFlight)
         } else {
             server.writesReported()
         }
         daemon.snapshotsArrive(from: server)
         switch action {
-        case let .start(name, key, level, muted, beforeWritesApplied):
+        case let .start(name, key, level, muted, beforeWritesApplied, volumeLate):
             let index = server.start(key: key, appLevel: level, appMuted: muted,
                                      beforeWritesApplied: beforeWritesApplied, at: now)
             indexes[name] = index
             if server.streams[index]?.volume.values.allSatisfy({ $0 == 0 }) == true { silentStarts.insert(index) } else { silentStarts.remove(index) }
-            daemon.appeared(index, on: &server, at: now)
+            // Only pipewire-pulse tells a volume late.
+            daemon.appeared(index, volumeLate: volumeLate && server.saving == .wirePlumber, on: &server, at: now)
+        case let .volumeArrives(name):
+            if let index = live(name) { daemon.volumeArrived(index, on: &server, at: now) }
         case let .ramp(name, to, steps):
             if let index = live(name) { daemon.ramp(index, to: to, steps: steps, on: &server, at: now) }
         case let .fadeOut(name):
@@ -66,15 +69,18 @@ public struct LevelsRehearsal: Sendable {
             if let index = live(name) { daemon.unmute(index, on: &server, at: now) }
         case let .userLevel(name, level):
             guard let index = live(name) else { break }
+            arriveFirst(index, at: now)
             server.setVolume(index, level, byDaemon: false, at: now)
             daemon.userLevel(index, on: server)
         case let .userMute(name, muted):
             // Muting a muted stream changes nothing: the server tells no one.
             guard let index = live(name), server.streams[index]?.muted != muted else { break }
+            arriveFirst(index, at: now)
             server.setMute(index, muted, byDaemon: false, at: now)
             daemon.userMuted(index, muted)
         case let .move(name):
             guard let index = live(name) else { break }
+            arriveFirst(index, at: now)
             server.move(index, at: now)
             daemon.moved(index)
         case let .end(name, lastWriteLost):
@@ -117,6 +123,12 @@ public struct LevelsRehearsal: Sendable {
             return failures
         }
         return []
+    }
+
+    /// A change the server tells after a late volume it has not told yet tells that volume first
+    /// (pipewire-pulse tells a new stream's volume within 100 ms; nobody acts on a stream that soon).
+    private mutating func arriveFirst(_ index: UInt32, at now: Milliseconds) {
+        if daemon.live[index]?.volumePending == true { daemon.volumeArrived(index, on: &server, at: now) }
     }
 
     private func live(_ name: String) -> UInt32? {

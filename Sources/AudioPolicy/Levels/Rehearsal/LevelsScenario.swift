@@ -18,8 +18,13 @@ public struct LevelsScenario: Sendable {
     public enum Action: Sendable {
         /// A stream of `key` starts; its app asks for `level` (nil: none) and `muted`; `beforeWritesApplied`:
         /// before the daemon's last writes to another stream of the key are applied
-        /// (``SavingServer/start(key:appLevel:appMuted:beforeWritesApplied:at:)``).
-        case start(String, key: String, level: ChannelVolumes?, muted: Bool, beforeWritesApplied: Bool = false)
+        /// (``SavingServer/start(key:appLevel:appMuted:beforeWritesApplied:at:)``); `volumeLate`: the server
+        /// tells the daemon its volume and mute only later (pipewire-pulse: ``volumeArrives(_:)``).
+        case start(String, key: String, level: ChannelVolumes?, muted: Bool, beforeWritesApplied: Bool = false,
+                   volumeLate: Bool = false)
+        /// The server tells the volume and mute of a stream it announced without them (pipewire-pulse
+        /// announces a new stream at 0 and tells its restored volume a few milliseconds later).
+        case volumeArrives(String)
         /// The policy ramps its factor to `to` in `steps` writes (a duck: below 1; a restore: 1).
         case ramp(String, to: Double, steps: Int)
         /// The mute fallback fades it out and mutes it.

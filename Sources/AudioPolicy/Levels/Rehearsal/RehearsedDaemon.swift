@@ -13,6 +13,11 @@ public struct RehearsedDaemon: Sendable {
         public var own: ChannelVolumes
         /// The policy's factor written.
         public var factor: Double = 1
+        /// The factor the policy asks for: written once the server can take it (``volumePending``).
+        public var wanted: Double = 1
+        /// The server has not told its volume yet (pipewire-pulse): nothing is written to it, and it has
+        /// no own level (empty).
+        public var volumePending = false
         /// Its user's mute, as far as the daemon knows.
         public var muted = false
         public var policyMuted = false
@@ -112,9 +117,18 @@ public struct RehearsedDaemon: Sendable {
 
     // MARK: - What the server tells
 
-    /// A new stream, as the server started it.
-    public mutating func appeared(_ index: UInt32, on server: inout SavingServer, at now: Milliseconds) {
+    /// A new stream, as the server started it; `volumeLate`: as pipewire-pulse announces it, at 0 and
+    /// unmuted until its volume arrives (``volumeArrived(_:on:at:)``).
+    public mutating func appeared(_ index: UInt32, volumeLate: Bool = false, on server: inout SavingServer,
+                                  at now: Milliseconds) {
         guard connected, let stream = server.streams[index] else { return }
+        if volumeLate {
+            var record = Live(key: stream.key, own: ChannelVolumes(values: []), muted: false)
+            record.volumePending = true
+            live[index] = record
+            ownership.announcedWithoutVolume(index, key: stream.key, now: UInt64(now) * 1000)
+            return
+        }
         let held = recoveredHolds.remove(index) != nil && stream.muted
         var record = Live(key: stream.key, own: stream.volume, muted: stream.muted)
         if held {
@@ -129,13 +143,55 @@ public struct RehearsedDaemon: Sendable {
         live[index]?.own = origin.own
         live[index]?.muted = StartOrigin.usersMute(startedMuted: stream.muted, mutedByUs: origin.mutedByUs, held: false)
         if takesStartMutesForTheUsers { origin.mutedByUs = false }
-        let correction = SavedStartCorrection.of(origin, volume: stream.volume, own: origin.own, untouched: true,
-                                                 writable: true, policyMuted: false)
+        correctStart(index, origin, at: stream.volume, untouched: true, policyMuted: false, on: &server, now: now)
+        journalSync(index)
+    }
+
+    /// A start at a level or mute of ours, put right as the levels stage says (``SavedStartCorrection``):
+    /// its own level written and its mute undone in one batch, as the daemon sends them.
+    private mutating func correctStart(_ index: UInt32, _ origin: StartOrigin, at volume: ChannelVolumes,
+                                       untouched: Bool, policyMuted: Bool, on server: inout SavingServer,
+                                       now: Milliseconds) {
+        guard let key = live[index]?.key else { return }
+        let correction = SavedStartCorrection.of(origin, volume: volume, own: origin.own, untouched: untouched,
+                                                 writable: true, policyMuted: policyMuted)
         if correction.writeOwn {
             server.setVolume(index, origin.own, byDaemon: true, at: now)
-            ownership.wroteOwnLevel(to: index, key: stream.key, heldMuted: false, now: UInt64(now) * 1000)
+            ownership.wroteOwnLevel(to: index, key: key, heldMuted: false, now: UInt64(now) * 1000)
         }
-        if correction.unmute { writeMute(index, false, on: &server, at: now) }
+        if correction.unmute { writeMute(index, false, on: &server, at: now, continuesBatch: correction.writeOwn) }
+    }
+
+    /// The server told the volume and mute of a stream it announced without them: the levels stage says
+    /// what its own level is, whether its mute is its user's and what of the policy's writes held back
+    /// meanwhile is written now (``LateVolume``), and a start at a level or mute of ours is put right
+    /// (``SavedStartCorrection``).
+    public mutating func volumeArrived(_ index: UInt32, on server: inout SavingServer, at now: Milliseconds) {
+        guard connected, var record = live[index], record.volumePending, let stream = server.streams[index] else {
+            return
+        }
+        var origin = ownership.origin(of: index, key: stream.key, volume: stream.volume, muted: stream.muted,
+                                      volumeKnown: true, now: UInt64(now) * 1000)
+        if takesStartMutesForTheUsers { origin?.mutedByUs = false }
+        let late = LateVolume.arrived(at: stream.volume, muted: stream.muted, origin: origin, rampRunning: false,
+                                      policyMuted: record.policyMuted)
+        let savedMuteOurs = ownership.volumeArrived(index, key: stream.key, muted: stream.muted)
+        record.volumePending = false
+        record.own = late.own
+        record.muted = late.usersMute
+        if late.policyYields {
+            record.policyMuted = false
+            record.heldForLoss = false
+        }
+        live[index] = record
+        if savedMuteOurs { journalSavedMute(of: stream.key) }
+        journalSync(index)
+        if late.writeWanted { write(index, factor: record.wanted, on: &server, at: now) }
+        if late.muteNow { writeMute(index, true, on: &server, at: now, continuesBatch: late.writeWanted) }
+        if late.adopted, let written = live[index] {
+            correctStart(index, StartOrigin(own: late.own, mutedByUs: late.mutedByUs), at: stream.volume,
+                         untouched: written.factor == 1, policyMuted: written.policyMuted, on: &server, now: now)
+        }
         journalSync(index)
     }
 
@@ -144,6 +200,7 @@ public struct RehearsedDaemon: Sendable {
         guard connected, var record = live[index], let stream = server.streams[index] else { return }
         record.own = stream.volume
         record.factor = 1
+        record.wanted = 1
         live[index] = record
         if ownership.streamChanged(index, key: record.key, theirLevel: true, policyMuted: record.policyMuted) {
             journalSavedMute(of: record.key)
@@ -256,7 +313,10 @@ public struct RehearsedDaemon: Sendable {
 
     private mutating func write(_ index: UInt32, factor: Double, on server: inout SavingServer, at now: Milliseconds,
                                 continuesBatch: Bool = false) {
-        guard var record = live[index], factor != record.factor else { return }
+        guard var record = live[index] else { return }
+        record.wanted = factor
+        live[index] = record
+        guard !record.volumePending, factor != record.factor else { return }
         record.factor = factor
         live[index] = record
         let volume = factor == 1 ? record.own : record.own.scaled(by: factor)
@@ -271,7 +331,8 @@ public struct RehearsedDaemon: Sendable {
 
     private mutating func writeMute(_ index: UInt32, _ muted: Bool, on server: inout SavingServer,
                                     at now: Milliseconds, continuesBatch: Bool = false) {
-        guard let record = live[index] else { return }
+        // Held back until the server tells the stream's volume and mute (``LateVolume``).
+        guard let record = live[index], !record.volumePending else { return }
         ownership.wroteMute(muted, to: index, key: record.key, now: UInt64(now) * 1000)
         journalSavedMute(of: record.key)
         server.setMute(index, muted, byDaemon: true, at: now, continuesBatch: continuesBatch)
@@ -282,7 +343,8 @@ public struct RehearsedDaemon: Sendable {
     /// Records the stream as it stands if the daemon has it changed; else its entry goes.
     private mutating func journalSync(_ index: UInt32) {
         guard let record = live[index] else { return }
-        guard record.factor != 1 || record.policyMuted else {
+        // Nothing is written to a stream whose volume the server has not told: nothing is on record.
+        guard !record.volumePending, record.factor != 1 || record.wanted != record.factor || record.policyMuted else {
             journal[index] = nil
             return
         }
