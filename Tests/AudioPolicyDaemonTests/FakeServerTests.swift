@@ -66,6 +66,24 @@ struct FakeServerTests {
         }
     }
 
+    @Test("a level its user sets while nothing interrupts it is its own: the next prompt ducks it from there and gives it back exactly (control: the level it started at, untouched)",
+          arguments: [true, false])
+    func usersLevelIsTheNextDucksOwn(userSets: Bool) throws {
+        let music = server.addStream(role: "music", application: "Music", volume: Self.own)
+        let daemon = try startDaemon()
+        daemon.run(for: 0.2)
+        let users: [UInt32] = [39321, 42598]
+        if userSets { server.userSetsVolume(music, users) }
+        daemon.run(for: 0.2)
+        let level = ChannelVolumes(values: userSets ? users : Self.own, channelMap: FakeSoundServer.stereo)
+        let prompt = server.addStream(role: "navigation", application: "Navigator", volume: [65536, 65536])
+        #expect(daemon.run(until: { volume(music)?.isOffset(by: -20, from: level) == true }),
+                "not ducked from \(level): \(String(describing: volume(music)))")
+        server.removeStream(prompt)
+        #expect(daemon.run(until: { volume(music) == level && daemon.journal.isEmpty }, timeout: 3),
+                "not given back \(level): \(String(describing: volume(music)))")
+    }
+
     @Test("a music stream whose volume and mute the server tells late (pipewire-pulse), started during a call, is muted only once they are told, and unmuted after; control: told with its user's saved mute, the call's mute yields to it and nothing of ours touches it",
           arguments: [false, true])
     func lateVolumeDuringACall(usersMute: Bool) throws {

@@ -97,7 +97,7 @@ extension Command {
     var stream: StreamID? {
         switch self {
         case let .ramp(id, _, _, _), let .mute(id, _, _), let .unmute(id, _, _), let .pause(id, _),
-             let .resume(id, _), let .yieldVolume(id), let .repairSaved(id), let .measure(id, _), let .hold(id),
+             let .resume(id, _), let .yieldVolume(id), let .adoptLevel(id), let .repairSaved(id), let .measure(id, _), let .hold(id),
              let .interruptionBegan(id):
             return id
         case .nowPlaying: return nil

@@ -210,6 +210,16 @@ struct EngineStackTests {
         #expect(h.commands(for: "mpv").count == 2) // the duck ramp and the repair
     }
 
+    @Test("a volume its user sets on a stream the policy has not changed is adopted as its own level, nothing cancelled (control: under a duck, the duck yields)")
+    func userVolumeUntouchedIsAdopted() {
+        var h = EngineHarness()
+        h.at(0, music("mpv"))
+        #expect(h.at(1000, .userVolume("mpv", 0.8)) == [.adoptLevel("mpv")])
+        h.at(2000, stream("nav", role: "navigation"))
+        #expect(h.state("mpv", at: 2400) == .ducked)
+        #expect(h.at(2500, .userVolume("mpv", 0.7)) == [.yieldVolume("mpv")])
+    }
+
     @Test("the user's volume change mid-ramp wins and is never overwritten")
     func userVolumeMidRamp() {
         var h = EngineHarness()

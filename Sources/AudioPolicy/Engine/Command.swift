@@ -20,8 +20,13 @@ public enum Command: Hashable, Sendable {
     /// Ask the stream's player to play again (MPRIS `Play`); only ever for a pause the engine made.
     case resume(StreamID, PlayerID)
     /// The user changed the volume of a stream under a duck: stop any ramp and leave the user's new
-    /// volume alone (factor 1 from now on).
+    /// volume alone (factor 1 from now on: it is the stream's own level).
     case yieldVolume(StreamID)
+    /// Someone else (its user, a mixer, the app) changed the volume of a stream the policy has not
+    /// changed: that volume is its own level from now on, which the next duck scales and its end gives
+    /// back. With ``yieldVolume(_:)``, the engine answers every such change, so the shell never decides
+    /// whose a level is.
+    case adoptLevel(StreamID)
     /// A stream the policy had changed went away: write its saved (stream-restore) volume and mute back
     /// to the user's own, so the app's next stream does not start ducked or muted.
     case repairSaved(StreamID)

@@ -136,7 +136,13 @@ public struct Engine: Sendable {
         }
         // Stopped: what happens is followed, but no stream is changed again (see ``Event/stop(fade:)``).
         guard !isStopped else {
-            return out.filter { if case .repairSaved = $0 { true } else if case .decision = $0 { true } else { false } }
+            return out.filter {
+                switch $0 {
+                // A level its user set is its own even while stopping: the stop's fade-in must not undo it.
+                case .repairSaved, .decision, .yieldVolume, .adoptLevel: true
+                default: false
+                }
+            }
         }
         beginAfterCall(now: now, into: &out)
         confirmPauses(now: now, into: &out)
@@ -348,7 +354,12 @@ public struct Engine: Sendable {
         streams[id] = stream
         if dealt { return }
         let current = stream.ramp.value(at: now)
-        guard current != 1 || !stream.ramp.isSteady || stream.effect != .none else { return }
+        guard current != 1 || !stream.ramp.isSteady || stream.effect != .none else {
+            // Untouched by the policy: the level its user set is its own from now on, which the next duck
+            // scales and its end gives back; nothing to cancel, nothing to tell.
+            out.append(.adoptLevel(id))
+            return
+        }
         stream.userOwnsVolume = true
         if stream.effect != .pause { stream.effect = .none }
         // The shell puts the user's new volume in place at factor 1 (``Command/yieldVolume(_:)``), even

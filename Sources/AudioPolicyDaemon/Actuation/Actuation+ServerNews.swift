@@ -47,17 +47,16 @@ extension Actuation {
         if start.adopted { correctSavedStart(index, mutedByUs: start.mutedByUs) }
     }
 
-    /// A newer snapshot of a known sink input, before the engine hears of it: someone else's volume is
-    /// the stream's own from now on; the server telling the volume late (pipewire-pulse) is taken as
-    /// the stream's own too. Returns the snapshot before, and, when the volume came late, where that
-    /// late start came from (its mute comes with it, and is the user's unless it is ours).
+    /// A newer snapshot of a known sink input, before the engine hears of it; the server telling the
+    /// volume late (pipewire-pulse) is taken as the levels stage says (``LateVolume``). Returns the
+    /// snapshot before, and, when the volume came late, where that late start came from (its mute comes
+    /// with it, and is the user's unless it is ours).
     func streamChanged(_ input: SinkInput) -> (before: SinkInput, lateStart: SavedStart?)? {
         guard let old = streams[input.index]?.input else { return nil }
         restore?.seen(input)
-        update(input.index) { live in
-            live.input = input
-            if input.levelChange == .theirs, input.theirVolume { live.ownVolume = input.volume }
-        }
+        // Someone else's volume becomes the stream's own when the engine says so (``Command/adoptLevel(_:)``,
+        // ``Command/yieldVolume(_:)``).
+        update(input.index) { $0.input = input }
         let lateStart = old.volumePending && !input.volumePending ? volumeArrived(input.index) : nil
         // The server saves the mute again with the change: with a level someone else set, as it does with
         // ours, and on PulseAudio with any change of a stream whose mute it saves (a move, a cork).

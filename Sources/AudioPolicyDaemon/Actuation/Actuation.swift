@@ -146,6 +146,11 @@ final class Actuation {
             live.wanted = 1
             streams[index] = live
             journalSync(index)
+        case let .adoptLevel(id):
+            // Untouched by the policy: what the next duck scales and its end gives back.
+            guard let index = index(of: id) else { return }
+            update(index) { $0.ownVolume = $0.input.volume }
+            journalSync(index)
         case let .repairSaved(id):
             guard let index = index(of: id), let live = streams[index] else { return }
             requests.append { [unowned self] in repairSavedEntry(of: live) }

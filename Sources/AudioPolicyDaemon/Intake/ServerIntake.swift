@@ -171,17 +171,21 @@ final class ServerIntake {
             // its app or role (unless it is ours), as a muted start is (see `streamAdded`).
             feed(.userMute(id, true))
         }
+        // Someone else's level first: it is the stream's own (``Command/adoptLevel(_:)``,
+        // ``Command/yieldVolume(_:)``) before anything
+        // else in the snapshot can make the engine write the stream from its own level.
+        if input.levelChange == .theirs {
+            if input.theirVolume { feed(.userVolume(id, input.volume.averageLinear)) }
+            if input.theirMute {
+                actuation.userMuted(input.index)
+                feed(.userMute(id, input.muted))
+            }
+            actuation.journalSync(input.index)
+        }
         // Moved: by the server off a sink going away, or by the user; the engine tells which.
         if input.sinkIndex != old.sinkIndex { feed(.streamMoved(id, to: OutputID(sink: input.sinkIndex))) }
         if input.properties != old.properties { feed(.streamChanged(id, input.properties)) }
         if input.corked != old.corked { feed(.playback(id, playing: !input.corked)) }
-        guard input.levelChange == .theirs else { return }
-        if input.theirVolume { feed(.userVolume(id, input.volume.averageLinear)) }
-        if input.theirMute {
-            actuation.userMuted(input.index)
-            feed(.userMute(id, input.muted))
-        }
-        actuation.journalSync(input.index)
     }
 
     private func streamRemoved(_ index: UInt32) {

@@ -337,7 +337,7 @@ struct ShellModel {
             case let .unmute(id, to, fade):
                 streams[id, default: Stream()].ramp = Ramp(from: 0, to: to, start: now, duration: fade)
                 streams[id, default: Stream()].muted = false
-            case let .yieldVolume(id):
+            case let .yieldVolume(id), let .adoptLevel(id):
                 streams[id, default: Stream()].ramp = .steady(1)
             default:
                 break
