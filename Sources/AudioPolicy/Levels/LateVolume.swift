@@ -31,12 +31,11 @@ public struct LateVolume: Equatable, Sendable {
     /// the policy's writes its next step (and mutes at a fade-out's end); `policyMuted`: the policy mutes it.
     public static func arrived(at volume: ChannelVolumes, muted: Bool, origin: StartOrigin?, rampRunning: Bool,
                                policyMuted: Bool) -> LateVolume {
-        let own = origin?.own ?? volume
-        let mutedByUs = muted && (origin?.mutedByUs ?? false)
-        let usersMute = StartOrigin.usersMute(startedMuted: muted, mutedByUs: mutedByUs, held: false)
+        let start = StartOrigin(own: origin?.own ?? volume, mutedByUs: muted && (origin?.mutedByUs ?? false))
+        let usersMute = StartOrigin.usersMute(startedMuted: muted, mutedByUs: start.mutedByUs, held: false)
         let muteNow = policyMuted && !muted && !rampRunning
-        return LateVolume(own: own, mutedByUs: mutedByUs, usersMute: usersMute,
-                          adopted: mutedByUs || own != volume, policyYields: policyMuted && usersMute,
+        return LateVolume(own: start.own, mutedByUs: start.mutedByUs, usersMute: usersMute,
+                          adopted: start.needsCorrection(startedAt: volume), policyYields: policyMuted && usersMute,
                           writeWanted: !rampRunning && (!policyMuted || muteNow), muteNow: muteNow)
     }
 }

@@ -11,6 +11,13 @@ public struct StartOrigin: Equatable, Sendable {
         self.mutedByUs = mutedByUs
     }
 
+    /// Whether a stream that started at `volume` with this origin needs putting right once the engine has
+    /// decided about it (``SavedStartCorrection``): its mute is ours, or its own level is not the one it
+    /// started at.
+    public func needsCorrection(startedAt volume: ChannelVolumes) -> Bool {
+        mutedByUs || own != volume
+    }
+
     /// Whether a stream that started muted (`startedMuted`) has its user's (or app's) mute: the engine
     /// must know before it decides, or its mute fallback would take that mute over and undo it. Not when
     /// the mute is our saved one (`mutedByUs`, ``SavedWrites/origin(of:muted:key:index:)``), nor when an

@@ -38,7 +38,7 @@ extension Actuation {
         if savedMuteOurs { journalSavedMute(of: input.restoreID) }
         guard let origin = savedOrigin(input.index) else { return SavedStart() }
         update(input.index) { $0.ownVolume = origin.own }
-        return SavedStart(adopted: origin.mutedByUs || origin.own != input.volume, mutedByUs: origin.mutedByUs)
+        return SavedStart(adopted: origin.needsCorrection(startedAt: input.volume), mutedByUs: origin.mutedByUs)
     }
 
     /// After the engine has decided about a new stream: what it leaves untouched is put back at its own

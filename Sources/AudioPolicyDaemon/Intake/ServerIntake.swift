@@ -172,8 +172,8 @@ final class ServerIntake {
             feed(.userMute(id, true))
         }
         // Someone else's level first: it is the stream's own (``Command/adoptLevel(_:)``,
-        // ``Command/yieldVolume(_:)``) before anything
-        // else in the snapshot can make the engine write the stream from its own level.
+        // ``Command/yieldVolume(_:)``) before anything else in the snapshot can make the engine write the
+        // stream from its old level.
         if input.levelChange == .theirs {
             if input.theirVolume { feed(.userVolume(id, input.volume.averageLinear)) }
             if input.theirMute {
