@@ -19,10 +19,14 @@ extension Actuation {
     func writeMute(_ index: UInt32, _ muted: Bool) {
         if let live = streams[index] {
             // Held back until the server tells the stream's volume and mute (``LateVolume``).
-            guard !live.input.volumePending else { return }
+            guard !live.input.volumePending else {
+                log.debug("stream \(index): \(muted ? "mute" : "unmute") held back until its volume is told")
+                return
+            }
             restore?.wroteMute(muted, to: live.input)
             journalSavedMute(of: live.input.restoreID)
         }
+        log.debug("stream \(index): \(muted ? "muted" : "unmuted")")
         server?.setMute(index: index, muted: muted)
     }
 

@@ -20,6 +20,7 @@ extension Actuation {
 
     /// A new sink input, before the engine hears of it.
     func streamAppeared(_ input: SinkInput) -> SavedStart {
+        log.debug("stream \(input.index) (\(input.applicationName ?? "?")) appeared \(Self.levelText(input)), key \(input.restoreID ?? "none")")
         var live = LiveStream(input)
         let held = recoveredHolds.remove(input.index) != nil && input.muted
         if held {
@@ -53,6 +54,9 @@ extension Actuation {
     /// with it, and is the user's unless it is ours).
     func streamChanged(_ input: SinkInput) -> (before: SinkInput, lateStart: SavedStart?)? {
         guard let old = streams[input.index]?.input else { return nil }
+        if input.levelChange == .theirs, let live = streams[input.index] {
+            log.debug("stream \(input.index): changed by someone else, \(Self.levelText(old)) -> \(Self.levelText(input)) (own \(live.ownVolume), factor \(live.factor))")
+        }
         restore?.seen(input)
         // Someone else's volume becomes the stream's own when the engine says so (``Command/adoptLevel(_:)``,
         // ``Command/yieldVolume(_:)``).
@@ -97,6 +101,7 @@ extension Actuation {
     /// (``LiveStream/wanted``, the policy's mute) is written now (``LateVolume``).
     private func volumeArrived(_ index: UInt32) -> SavedStart {
         guard let live = streams[index] else { return SavedStart() }
+        log.debug("stream \(index): the server told its level: \(Self.levelText(live.input))")
         let late = LateVolume.arrived(at: live.input.volume, muted: live.input.muted, origin: savedOrigin(index),
                                       rampRunning: ramps.running[index] != nil, policyMuted: live.policyMuted)
         if restore?.volumeArrived(live.input) == true { journalSavedMute(of: live.input.restoreID) }
@@ -116,6 +121,11 @@ extension Actuation {
         if late.adopted { correctSavedStart(index, mutedByUs: late.mutedByUs) }
         journalSync(index)
         return SavedStart(adopted: late.adopted, mutedByUs: late.mutedByUs)
+    }
+
+    /// A sink input's level and mute as the debug log shows them.
+    static func levelText(_ input: SinkInput) -> String {
+        input.volumePending ? "with its level not told yet" : "at \(input.volume)\(input.muted ? ", muted" : "")"
     }
 
     /// The server saved the ducked or muted level for this app or role (module-stream-restore) when we
