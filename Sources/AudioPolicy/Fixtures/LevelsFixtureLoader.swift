@@ -32,9 +32,10 @@ enum LevelsFixtureLoader {
         "user-level": (["level"], []),
         "user-mute": (["muted"], []),
         "end": ([], ["last-write-lost"]),
+        "volume-arrives": ([], ["restored-now"]),
     ]
     static let optionKeys = ["key", "level", "muted", "before-writes-applied", "volume-late", "to", "steps",
-                             "last-write-lost"]
+                             "last-write-lost", "restored-now"]
 
     static func load(_ root: TOMLTable, _ reader: TOMLReader, file: String) throws(LocatedErrors) -> Fixture {
         reader.checkKeys(root, at: .root, allowed: ["description", "server", "saved", "event", "expect"],
@@ -196,7 +197,8 @@ enum LevelsFixtureLoader {
         case "user-mute":
             return reader.bool(table, "muted", at: path).map { .userMute(name, $0) }
         case "move": return .move(name)
-        case "volume-arrives": return .volumeArrives(name)
+        case "volume-arrives":
+            return .volumeArrives(name, restoredNow: reader.bool(table, "restored-now", at: path) ?? false)
         case "end":
             return .end(name, lastWriteLost: reader.bool(table, "last-write-lost", at: path) ?? false)
         case "kill":

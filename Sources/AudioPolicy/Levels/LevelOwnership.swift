@@ -58,11 +58,33 @@ public struct LevelOwnership: Sendable {
         var toOurs: Bool
     }
 
-    /// Streams announced without their volume and mute (pipewire-pulse tells them late): whether the
-    /// mute their key had saved when they started was ours. That is the mute the server gave them; by
-    /// the time it is told, the key's saved mute can be someone else's (a repair of another stream of
-    /// the key that ended meanwhile: found by the levels property run).
-    private var announcedMuteOurs: [UInt32: Bool] = [:]
+    /// Streams announced without their volume and mute (pipewire-pulse tells them late), and whose their
+    /// key's saved mute has been since: WirePlumber gives a new stream its key's entry once it has handled
+    /// the new node, at some moment between the announcement and the volume's arrival, so the mute it
+    /// gave may be any the key had meanwhile (``PendingMute``).
+    private var pendingMutes: [UInt32: PendingMute] = [:]
+
+    /// Whose a pending stream's key's saved mute has been, from the stream's announcement until now.
+    private struct PendingMute {
+        var key: String
+        /// The policy's mute, at some moment.
+        var ours = false
+        /// A mute someone else set, at some moment.
+        var theirs = false
+
+        /// Whether a muted arrival has our mute: ours at some moment, and never someone else's. When both
+        /// were saved meanwhile, the volume that came with it tells which entry it was (`ourLevel`: one of
+        /// our writes, a fade-out's silence or a duck, which our mute was saved with; found by the levels
+        /// property run: a user's mute of another stream of the key a moment after the start); at any
+        /// other level the mute is left as its user's: it is a mute its user gave the key.
+        func mutedByUs(ourLevel: Bool) -> Bool {
+            ours && (!theirs || ourLevel)
+        }
+
+        func merged(_ state: (ours: Bool, theirs: Bool)) -> PendingMute {
+            PendingMute(key: key, ours: ours || state.ours, theirs: theirs || state.theirs)
+        }
+    }
 
     /// Recovery's unmutes of keys whose saved mute was ours, in flight once the streams present are judged.
     private var recoveryUnmutes: [(key: String, index: UInt32, at: UInt64)] = []
@@ -81,7 +103,7 @@ public struct LevelOwnership: Sendable {
         highestIndexSeen = nil
         unmuteMayBeLost = []
         handOvers = [:]
-        announcedMuteOurs = [:]
+        pendingMutes = [:]
     }
 
     /// The connected server told its kind or instance (after ``connected(saving:server:)``: a pulse
@@ -105,20 +127,40 @@ public struct LevelOwnership: Sendable {
         return saving != nil && writes.savedMuteIsOurs(key: key)
     }
 
-    /// A stream appeared at `now` without its volume and mute (pipewire-pulse tells them late): whose the
-    /// mute its key had saved was is kept for the answer about its start
-    /// (``origin(of:key:volume:muted:volumeKnown:now:)``). It does not count as seen until they arrive
+    /// A stream appeared at `now` without its volume and mute (pipewire-pulse tells them late): whose its
+    /// key's saved mute is now, and may be until they arrive, is kept for the answer about its start
+    /// (``origin(of:key:volume:muted:volumeKnown:now:)``, ``PendingMute``). It does not count as seen until they arrive
     /// (``volumeArrived(_:key:muted:)``): a run that dies before cannot tell its mute from ours.
     public mutating func announcedWithoutVolume(_ index: UInt32, key: String?, now: UInt64) {
         guard saving != nil, let key else { return }
-        announcedMuteOurs[index] = handOver(of: key, now: now).map { !$0.toOurs }
-            ?? writes.savedMuteIsOurs(key: key, index: index)
+        pendingMutes[index] = PendingMute(key: key).merged(savedMute(of: key, index: index, now: now))
+    }
+
+    /// Whose `key`'s saved mute may be now, for a stream `index` of it: the policy's (this run's, an earlier
+    /// run's for a stream above its mark, or either side of a write of ours in flight that handed it over)
+    /// and a mute someone else set.
+    private func savedMute(of key: String, index: UInt32, now: UInt64?) -> (ours: Bool, theirs: Bool) {
+        if let flight = now.map({ handOver(of: key, now: $0) }) ?? handOvers[key] {
+            // Before the write and after it: from ours to the written stream's mute, or from theirs to ours.
+            return (true, flight.toOurs || flight.muted)
+        }
+        let ours = writes.savedMuteIsOurs(key: key, index: index)
+        return (ours, !ours && mutedByThem.contains(key))
+    }
+
+    /// The key's saved mute may have changed hands: every stream of it announced without its mute notes
+    /// whose it may be now.
+    private mutating func notePending(_ key: String?, now: UInt64? = nil) {
+        guard let key, !pendingMutes.isEmpty else { return }
+        for (index, pending) in pendingMutes where pending.key == key {
+            pendingMutes[index] = pending.merged(savedMute(of: key, index: index, now: now))
+        }
     }
 
     /// The volume and mute of a stream announced without them arrived (after the answer about its start).
     /// Returns whether its key's saved mute is ours (as ``streamAppeared(_:key:muted:)``).
     public mutating func volumeArrived(_ index: UInt32, key: String?, muted: Bool) -> Bool {
-        announcedMuteOurs[index] = nil
+        pendingMutes[index] = nil
         return streamAppeared(index, key: key, muted: muted)
     }
 
@@ -126,7 +168,7 @@ public struct LevelOwnership: Sendable {
     /// ``lateWriteWindow`` before may never have been applied: its repair will not trust the mute read back.
     public mutating func streamEnded(_ index: UInt32, now: UInt64? = nil) {
         muteSaved.remove(index)
-        announcedMuteOurs[index] = nil
+        pendingMutes[index] = nil
         lastWriteAt[index] = nil
         if let sent = unmuteSentAt.removeValue(forKey: index), let now, now &- sent < Self.lateWriteWindow {
             unmuteMayBeLost.insert(index)
@@ -161,6 +203,7 @@ public struct LevelOwnership: Sendable {
         if wasOurs, let key, !writes.savedMuteMayBeOurs(key: key) {
             handOvers[key] = HandOver(index: index, at: now, muted: muted, toOurs: false)
         }
+        notePending(key, now: now)
         return changed
     }
 
@@ -207,6 +250,7 @@ public struct LevelOwnership: Sendable {
         for (key, ours) in savedByRecovery where writes.mutesSaved(ours: ours, key: key) && !changed.contains(key) {
             changed.append(key)
         }
+        for key in Set(savedByRecovery.map(\.key)) { notePending(key) }
         return changed
     }
 
@@ -218,6 +262,7 @@ public struct LevelOwnership: Sendable {
     /// mute was taken for the user's, left muted for good). Returns whether whose the saved mute is changed.
     public mutating func levelChanged(_ index: UInt32, key: String?, policyMuted: Bool) -> Bool {
         guard let saving, saving.savesMuteWithEveryChange || muteSaved.contains(index) else { return false }
+        defer { notePending(key) }
         return writes.mutesSaved(ours: policyMuted, key: key)
     }
 
@@ -253,6 +298,7 @@ public struct LevelOwnership: Sendable {
         // levels property run: a saved start's unmute lost as the stream ended left our mute saved).
         lastWriteAt[index] = now
         if muted { unmuteSentAt[index] = nil } else { unmuteSentAt[index] = now }
+        notePending(key, now: now)
     }
 
     /// Someone else muted or unmuted stream `index` (`muted`): its key's saved mute is theirs.
@@ -264,6 +310,7 @@ public struct LevelOwnership: Sendable {
         muteSaved.insert(index)
         writes.theyMuted(key: key)
         unmuteSentAt[index] = nil
+        notePending(key)
     }
 
     /// The server reported stream `index` as it is now (any change): a write of ours that handed its
@@ -304,10 +351,15 @@ public struct LevelOwnership: Sendable {
     /// Where a new stream's start (`volume`, `muted`) came from, if the server gave it a level or mute of
     /// ours. Nil while its volume is not known (`volumeKnown`: pipewire-pulse tells it late). A muted start
     /// at `now`, while a write of ours that handed its key's saved mute over is not yet reported applied
-    /// (at most ``lateWriteWindow``), has the mute saved before that write (``handOvers``).
+    /// (at most ``lateWriteWindow``), has the mute saved before that write (``handOvers``); one whose volume
+    /// came late, a mute its key had at some moment since its announcement (``PendingMute``).
     public func origin(of index: UInt32, key: String?, volume: ChannelVolumes, muted: Bool,
                        volumeKnown: Bool, now: UInt64) -> StartOrigin? {
-        let savedBefore = announcedMuteOurs[index] ?? key.flatMap { handOver(of: $0, now: now) }.map { !$0.toOurs }
+        let savedBefore = pendingMutes[index].map { pending in
+            pending.merged(savedMute(of: pending.key, index: index, now: now)).mutedByUs(
+                ourLevel: volume.values.allSatisfy { $0 == 0 }
+                    || writes.origin(of: volume, muted: false, key: key, index: index) != nil)
+        } ?? key.flatMap { handOver(of: $0, now: now) }.map { !$0.toOurs }
         guard saving != nil, volumeKnown,
               var origin = writes.origin(of: volume, muted: muted, key: key, index: index, mutedByUs: savedBefore),
               origin.own.channels == volume.channels else { return nil }
@@ -369,6 +421,7 @@ public struct LevelOwnership: Sendable {
         // property run: a gone stream's repair put back its user's mute after recovery's unmute of
         // another, and a stream that started with it was taken for one muted by us).
         handOvers[key] = nil
+        defer { notePending(key) }
         return writes.theyMuted(key: key)
     }
 

@@ -73,7 +73,10 @@ enum LevelsSequence {
         // PulseAudio rehearsal takes every volume at once): which starts are late, and how many steps
         // later the volume arrives.
         var lateness = SplitMix64(seed: seed ^ 0x6C61_7465_766F_6C75)
-        var arrivals: [(name: String, after: Int)] = []
+        // And whether WirePlumber restored a late stream's entry only as its volume arrives (the entry as
+        // it is then) or as it started.
+        var restoring = SplitMix64(seed: seed ^ 0x7265_7374_6F72_6564)
+        var arrivals: [(name: String, after: Int, restoredNow: Bool)] = []
         func pick<T>(_ list: [T]) -> T { list[Int(rng.next() % UInt64(list.count))] }
         func chance(_ percent: UInt64) -> Bool { rng.next() % 100 < percent }
         // Levels are unbalanced: a balanced level at a copy of another balanced level scaled down cannot
@@ -106,9 +109,9 @@ enum LevelsSequence {
             // pipewire-pulse tells a late volume within milliseconds (at most 100 ms): before any step
             // further away, and after at most one step in between.
             for arrival in arrivals where gap > 10 || arrival.after == 0 {
-                steps.append(Step(at: at, action: .volumeArrives(arrival.name)))
+                steps.append(Step(at: at, action: .volumeArrives(arrival.name, restoredNow: arrival.restoredNow)))
             }
-            arrivals = gap > 10 ? [] : arrivals.filter { $0.after > 0 }.map { ($0.name, $0.after - 1) }
+            arrivals = gap > 10 ? [] : arrivals.filter { $0.after > 0 }.map { ($0.name, $0.after - 1, $0.restoredNow) }
             at += gap
             var action: Action
             switch rng.next() % 16 {
@@ -122,7 +125,7 @@ enum LevelsSequence {
                 // Now and then right after the daemon wrote to another stream of its key, before the
                 // server applied it (a start that overtakes an unmute: the soak).
                 let late = lateness.next() % 100 < 30
-                if late { arrivals.append((name, Int(lateness.next() % 2))) }
+                if late { arrivals.append((name, Int(lateness.next() % 2), restoring.next() % 2 == 0)) }
                 action = .start(name, key: key, level: chance(30) ? level() : nil, muted: chance(5),
                                 beforeWritesApplied: overtaking.next() % 100 < 25, volumeLate: late)
             case 2, 3: guard !live.isEmpty else { continue }
@@ -177,7 +180,7 @@ enum LevelsSequence {
             }
             steps.append(Step(at: at, action: action))
         }
-        steps += arrivals.map { Step(at: at, action: .volumeArrives($0.name)) }
+        steps += arrivals.map { Step(at: at, action: .volumeArrives($0.name, restoredNow: $0.restoredNow)) }
         return steps
     }
 
@@ -276,9 +279,10 @@ enum LevelsSequence {
                 if muted { lines.append("muted = true") }
                 if beforeWritesApplied { lines.append("before-writes-applied = true") }
                 if volumeLate, saving == .wirePlumber { lines.append("volume-late = true") }
-            case let .volumeArrives(name):
+            case let .volumeArrives(name, restoredNow):
                 guard saving == .wirePlumber else { continue }
                 lines = ["volume-arrives = \"\(name)\""]
+                if restoredNow { lines.append("restored-now = true") }
             case let .ramp(name, to, count):
                 lines = to == 1 ? ["restore = \"\(name)\""] : ["duck = \"\(name)\"", "to = \(to)"]
                 lines.append("steps = \(count)")

@@ -37,6 +37,15 @@ public struct LevelsRehearsal: Sendable {
         return failures
     }
 
+    /// Whether the server started stream `index` at silence, as it is now.
+    private mutating func noteSilence(of index: UInt32) {
+        if server.streams[index]?.volume.values.allSatisfy({ $0 == 0 }) == true {
+            silentStarts.insert(index)
+        } else {
+            silentStarts.remove(index)
+        }
+    }
+
     /// Does one step; an expectation returns what did not hold.
     public mutating func play(_ action: LevelsScenario.Action, at now: Milliseconds,
                               location: SourceLocation = SourceLocation(file: "", line: 0, column: 0))
@@ -54,11 +63,18 @@ public struct LevelsRehearsal: Sendable {
             let index = server.start(key: key, appLevel: level, appMuted: muted,
                                      beforeWritesApplied: beforeWritesApplied, at: now)
             indexes[name] = index
-            if server.streams[index]?.volume.values.allSatisfy({ $0 == 0 }) == true { silentStarts.insert(index) } else { silentStarts.remove(index) }
+            noteSilence(of: index)
             // Only pipewire-pulse tells a volume late.
             daemon.appeared(index, volumeLate: volumeLate && server.saving == .wirePlumber, on: &server, at: now)
-        case let .volumeArrives(name):
-            if let index = live(name) { daemon.volumeArrived(index, on: &server, at: now) }
+        case let .volumeArrives(name, restoredNow):
+            // Told once: a volume that came with an earlier change (``arriveFirst(_:at:)``) was restored then.
+            if let index = live(name), daemon.live[index]?.volumePending == true {
+                if restoredNow {
+                    server.restoreNow(index, at: now)
+                    noteSilence(of: index)
+                }
+                daemon.volumeArrived(index, on: &server, at: now)
+            }
         case let .ramp(name, to, steps):
             if let index = live(name) { daemon.ramp(index, to: to, steps: steps, on: &server, at: now) }
         case let .fadeOut(name):

@@ -19,12 +19,14 @@ public struct LevelsScenario: Sendable {
         /// A stream of `key` starts; its app asks for `level` (nil: none) and `muted`; `beforeWritesApplied`:
         /// before the daemon's last writes to another stream of the key are applied
         /// (``SavingServer/start(key:appLevel:appMuted:beforeWritesApplied:at:)``); `volumeLate`: the server
-        /// tells the daemon its volume and mute only later (pipewire-pulse: ``volumeArrives(_:)``).
+        /// tells the daemon its volume and mute only later (pipewire-pulse: ``volumeArrives(_:restoredNow:)``).
         case start(String, key: String, level: ChannelVolumes?, muted: Bool, beforeWritesApplied: Bool = false,
                    volumeLate: Bool = false)
         /// The server tells the volume and mute of a stream it announced without them (pipewire-pulse
         /// announces a new stream at 0 and tells its restored volume a few milliseconds later).
-        case volumeArrives(String)
+        /// `restoredNow`: WirePlumber restored the key's entry only now, as it does once it has handled the
+        /// new node (``SavingServer/restoreNow(_:at:)``): the entry as it is now, not as it was at the start.
+        case volumeArrives(String, restoredNow: Bool = false)
         /// The policy ramps its factor to `to` in `steps` writes (a duck: below 1; a restore: 1).
         case ramp(String, to: Double, steps: Int)
         /// The mute fallback fades it out and mutes it.

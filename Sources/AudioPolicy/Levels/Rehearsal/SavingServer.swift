@@ -112,6 +112,22 @@ public struct SavingServer: Sendable {
         return index
     }
 
+    /// WirePlumber restores a new stream's key entry once it has handled the new node, after pipewire-pulse
+    /// announced the stream (at 0, its volume late): the stream gets the entry as it is now, with whatever
+    /// was saved for the key since the announcement (found by CI's 40 s churn on PipeWire: the mute a
+    /// fade-out of another stream of the key saved meanwhile, taken for its user's and left on).
+    public mutating func restoreNow(_ index: UInt32, at now: Milliseconds) {
+        guard saving == .wirePlumber, var stream = streams[index] else { return }
+        settle(at: now)
+        guard let entry = entries[stream.key] else { return }
+        stream.volume = entry.volume
+        stream.muted = entry.muted
+        stream.trueOwn = entry.trueVolume
+        stream.trueMuted = entry.trueMuted
+        stream.muteSaved = entry.muted
+        streams[index] = stream
+    }
+
     /// Sets a stream's volume: the daemon's write (`byDaemon`), or its user's (which is its truth from now on).
     /// `continuesBatch`: sent with the daemon's write just before it (one batch, lost as one).
     public mutating func setVolume(_ index: UInt32, _ volume: ChannelVolumes, byDaemon: Bool, at now: Milliseconds,
