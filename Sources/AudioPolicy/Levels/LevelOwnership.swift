@@ -23,14 +23,10 @@ public struct LevelOwnership: Sendable {
     public private(set) var repairing: Set<UInt32> = []
     /// The highest sink-input index seen on this connection (indexes only grow on one server).
     private var highestIndexSeen: UInt32?
-    /// Streams whose mute PulseAudio saves with each change of them: a client (we or the user) set
-    /// their mute, or they started muted (the server restored their key's mute).
-    private var muteSaved: Set<UInt32> = []
-    /// When we last wrote each stream's volume: a write sent just before the stream ended may never have
-    /// been applied (``lateWriteNeedsRepair(_:journaled:now:)``).
-    private var lastWriteAt: [UInt32: UInt64] = [:]
-    /// When we last unmuted each stream (until it ends, or is muted again).
-    private var unmuteSentAt: [UInt32: UInt64] = [:]
+    /// What is kept of each stream, from the first fact about it until it ends: one record per stream.
+    private var streams: [UInt32: StreamLevels] = [:]
+    /// How many of them were announced without their volume and mute and wait for it (``StreamLevels/pending``).
+    private var pendingCount = 0
     /// Streams that ended within ``lateWriteWindow`` of our unmute: the server may never have applied it,
     /// and the mute it saved for their key is then ours (``repairMute(of:saved:)``).
     private var unmuteMayBeLost: Set<UInt32> = []
@@ -58,11 +54,22 @@ public struct LevelOwnership: Sendable {
         var toOurs: Bool
     }
 
-    /// Streams announced without their volume and mute (pipewire-pulse tells them late), and whose their
-    /// key's saved mute has been since: WirePlumber gives a new stream its key's entry once it has handled
-    /// the new node, at some moment between the announcement and the volume's arrival, so the mute it
-    /// gave may be any the key had meanwhile (``PendingMute``).
-    private var pendingMutes: [UInt32: PendingMute] = [:]
+    /// What the levels stage keeps of one stream.
+    private struct StreamLevels {
+        /// PulseAudio saves its mute with each change of it: a client (we or the user) set its mute, or it
+        /// started muted (the server restored its key's mute).
+        var muteSaved = false
+        /// When we last wrote its volume or mute: a write sent just before it ended may never have been
+        /// applied (``LevelOwnership/lateWriteNeedsRepair(_:journaled:now:)``).
+        var lastWriteAt: UInt64?
+        /// When we last unmuted it, until it is muted again.
+        var unmuteSentAt: UInt64?
+        /// Announced without its volume and mute (pipewire-pulse tells them late): whose its key's saved
+        /// mute has been since. WirePlumber gives a new stream its key's entry once it has handled the new
+        /// node, at some moment between the announcement and the volume's arrival, so the mute it gave may
+        /// be any the key had meanwhile.
+        var pending: PendingMute?
+    }
 
     /// Whose a pending stream's key's saved mute has been, from the stream's announcement until now.
     private struct PendingMute {
@@ -103,7 +110,7 @@ public struct LevelOwnership: Sendable {
         highestIndexSeen = nil
         unmuteMayBeLost = []
         handOvers = [:]
-        pendingMutes = [:]
+        for index in streams.keys where streams[index]?.pending != nil { setPending(index, nil) }
     }
 
     /// The connected server told its kind or instance (after ``connected(saving:server:)``: a pulse
@@ -123,7 +130,7 @@ public struct LevelOwnership: Sendable {
     /// streams must then move their ``SavedMuteMark`` above it).
     public mutating func streamAppeared(_ index: UInt32, key: String?, muted: Bool) -> Bool {
         highestIndexSeen = max(highestIndexSeen ?? 0, index)
-        if muted { muteSaved.insert(index) }
+        if muted { streams[index, default: StreamLevels()].muteSaved = true }
         return saving != nil && writes.savedMuteIsOurs(key: key)
     }
 
@@ -133,7 +140,14 @@ public struct LevelOwnership: Sendable {
     /// (``volumeArrived(_:key:muted:)``): a run that dies before cannot tell its mute from ours.
     public mutating func announcedWithoutVolume(_ index: UInt32, key: String?, now: UInt64) {
         guard saving != nil, let key else { return }
-        pendingMutes[index] = PendingMute(key: key).merged(savedMute(of: key, index: index, now: now))
+        setPending(index, PendingMute(key: key).merged(savedMute(of: key, index: index, now: now)))
+    }
+
+    /// Sets or clears a stream's ``StreamLevels/pending``, keeping ``pendingCount``.
+    private mutating func setPending(_ index: UInt32, _ pending: PendingMute?) {
+        let was = streams[index]?.pending != nil
+        if pending != nil || streams[index] != nil { streams[index, default: StreamLevels()].pending = pending }
+        pendingCount += (pending != nil ? 1 : 0) - (was ? 1 : 0)
     }
 
     /// Whose `key`'s saved mute may be now, for a stream `index` of it: the policy's (this run's, an earlier
@@ -151,26 +165,28 @@ public struct LevelOwnership: Sendable {
     /// The key's saved mute may have changed hands: every stream of it announced without its mute notes
     /// whose it may be now.
     private mutating func notePending(_ key: String?, now: UInt64? = nil) {
-        guard let key, !pendingMutes.isEmpty else { return }
-        for (index, pending) in pendingMutes where pending.key == key {
-            pendingMutes[index] = pending.merged(savedMute(of: key, index: index, now: now))
+        // Called for every ramp step: with no stream waiting for its volume (the usual case) there is
+        // nothing to look through.
+        guard let key, pendingCount > 0 else { return }
+        for (index, stream) in streams {
+            guard let pending = stream.pending, pending.key == key else { continue }
+            let merged = pending.merged(savedMute(of: key, index: index, now: now))
+            streams[index]?.pending = merged
         }
     }
 
     /// The volume and mute of a stream announced without them arrived (after the answer about its start).
     /// Returns whether its key's saved mute is ours (as ``streamAppeared(_:key:muted:)``).
     public mutating func volumeArrived(_ index: UInt32, key: String?, muted: Bool) -> Bool {
-        pendingMutes[index] = nil
+        setPending(index, nil)
         return streamAppeared(index, key: key, muted: muted)
     }
 
     /// A stream ended (at `now`, when known): what was kept of it goes. An unmute of ours sent less than
     /// ``lateWriteWindow`` before may never have been applied: its repair will not trust the mute read back.
     public mutating func streamEnded(_ index: UInt32, now: UInt64? = nil) {
-        muteSaved.remove(index)
-        pendingMutes[index] = nil
-        lastWriteAt[index] = nil
-        if let sent = unmuteSentAt.removeValue(forKey: index), let now, now &- sent < Self.lateWriteWindow {
+        setPending(index, nil)
+        if let sent = streams.removeValue(forKey: index)?.unmuteSentAt, let now, now &- sent < Self.lateWriteWindow {
             unmuteMayBeLost.insert(index)
         }
     }
@@ -193,7 +209,7 @@ public struct LevelOwnership: Sendable {
     /// applied. Returns whether that changed whose the key's saved mute is (``levelChanged(_:key:policyMuted:)``).
     public mutating func wrote(_ volume: ChannelVolumes, to index: UInt32, key: String?, own: ChannelVolumes,
                                policyMuted: Bool, muted: Bool, now: UInt64) -> Bool {
-        lastWriteAt[index] = now
+        streams[index, default: StreamLevels()].lastWriteAt = now
         writes.wrote(volume, key: key, own: own)
         let wasOurs = key.map { writes.savedMuteMayBeOurs(key: $0) } ?? false
         let changed = levelChanged(index, key: key, policyMuted: policyMuted)
@@ -217,7 +233,7 @@ public struct LevelOwnership: Sendable {
     /// judged (found by the levels property run: a stream started after it was taken for one its user
     /// muted; and, told at once, the user's own mute of a stream present taken for ours).
     public mutating func wroteOwnLevel(to index: UInt32, key: String?, heldMuted: Bool, now: UInt64) {
-        lastWriteAt[index] = now
+        streams[index, default: StreamLevels()].lastWriteAt = now
         if heldMuted, let key { savedByRecovery.append((key, ours: true)) }
     }
 
@@ -232,8 +248,8 @@ public struct LevelOwnership: Sendable {
         if let key, writes.savedMuteMayBeOurs(key: key) { recoveryUnmutes.append((key, index, now)) }
         if let key { savedByRecovery.append((key, ours: false)) }
         // A write like any other: a stream that ends a moment later gets its entry repaired, unmuted.
-        lastWriteAt[index] = now
-        unmuteSentAt[index] = now
+        streams[index, default: StreamLevels()].lastWriteAt = now
+        streams[index]?.unmuteSentAt = now
     }
 
     /// The streams present at a connection were heard of: what recovery's writes saved is the keys' saved
@@ -261,7 +277,7 @@ public struct LevelOwnership: Sendable {
     /// mute again after our unmute of another stream of the key; the next stream started with it and its
     /// mute was taken for the user's, left muted for good). Returns whether whose the saved mute is changed.
     public mutating func levelChanged(_ index: UInt32, key: String?, policyMuted: Bool) -> Bool {
-        guard let saving, saving.savesMuteWithEveryChange || muteSaved.contains(index) else { return false }
+        guard let saving, saving.savesMuteWithEveryChange || streams[index]?.muteSaved == true else { return false }
         defer { notePending(key) }
         return writes.mutesSaved(ours: policyMuted, key: key)
     }
@@ -282,7 +298,7 @@ public struct LevelOwnership: Sendable {
     /// A mute or unmute written to stream `index` at `now`, which the server saves as its key's mute.
     public mutating func wroteMute(_ muted: Bool, to index: UInt32, key: String?, now: UInt64) {
         let wasOurs = key.map { writes.savedMuteMayBeOurs(key: $0) } ?? false
-        muteSaved.insert(index)
+        streams[index, default: StreamLevels()].muteSaved = true
         writes.wroteMute(muted, key: key)
         if wasOurs, !muted, let key {
             handOvers[key] = HandOver(index: index, at: now, muted: false, toOurs: false)
@@ -296,8 +312,8 @@ public struct LevelOwnership: Sendable {
         key.map { _ = mutedByThem.remove($0) }
         // A write like any other: a stream that ends a moment later gets its entry repaired (found by the
         // levels property run: a saved start's unmute lost as the stream ended left our mute saved).
-        lastWriteAt[index] = now
-        if muted { unmuteSentAt[index] = nil } else { unmuteSentAt[index] = now }
+        streams[index, default: StreamLevels()].lastWriteAt = now
+        streams[index]?.unmuteSentAt = muted ? nil : now
         notePending(key, now: now)
     }
 
@@ -307,9 +323,9 @@ public struct LevelOwnership: Sendable {
             handOvers[key] = nil
             if muted { mutedByThem.insert(key) } else { mutedByThem.remove(key) }
         }
-        muteSaved.insert(index)
+        streams[index, default: StreamLevels()].muteSaved = true
         writes.theyMuted(key: key)
-        unmuteSentAt[index] = nil
+        streams[index]?.unmuteSentAt = nil
         notePending(key)
     }
 
@@ -355,7 +371,7 @@ public struct LevelOwnership: Sendable {
     /// came late, a mute its key had at some moment since its announcement (``PendingMute``).
     public func origin(of index: UInt32, key: String?, volume: ChannelVolumes, muted: Bool,
                        volumeKnown: Bool, now: UInt64) -> StartOrigin? {
-        let savedBefore = pendingMutes[index].map { pending in
+        let savedBefore = streams[index]?.pending.map { pending in
             pending.merged(savedMute(of: pending.key, index: index, now: now)).mutedByUs(
                 ourLevel: volume.values.allSatisfy { $0 == 0 }
                     || writes.origin(of: volume, muted: false, key: key, index: index) != nil)
@@ -379,7 +395,7 @@ public struct LevelOwnership: Sendable {
     /// the last step of a restore or fade-in, sent a moment before it ended, may never have been
     /// applied, and the server then keeps the step before it as the saved level (found by the soak).
     public func lateWriteNeedsRepair(_ index: UInt32, journaled: Bool, now: UInt64) -> Bool {
-        guard saving != nil, !journaled, !repairing.contains(index), let written = lastWriteAt[index] else {
+        guard saving != nil, !journaled, !repairing.contains(index), let written = streams[index]?.lastWriteAt else {
             return false
         }
         return now &- written < Self.lateWriteWindow
