@@ -113,6 +113,30 @@ struct FakeServerTests {
         #expect(server.streams[music]?.volume.values == Self.own, "\(String(describing: server.streams[music]))")
     }
 
+    @Test("a music stream announced before a call, whose key's entry WirePlumber restores only as its volume arrives, gets the mute the call's fade-out of the other music saved meanwhile: ours, undone after the call; control: the other music muted by its user before the call, the entry's mute is the user's and stays",
+          arguments: [false, true])
+    func lateRestoreAfterTheCallsFade(usersMuteBefore: Bool) throws {
+        server.savesMuteWithEveryChange = true
+        let playing = server.addStream(role: "music", application: "Music", volume: Self.own)
+        if usersMuteBefore { server.userSetsMute(playing, true) }
+        let daemon = try startDaemon()
+        daemon.run(for: 0.2)
+        let late = server.addStream(role: "music", application: "Radio", volume: Self.own, volumePending: true)
+        daemon.run(for: 0.05)
+        let call = server.addStream(role: "phone", application: "Phone", volume: [65536, 65536])
+        // The call's fade-out of the music (300 ms) and its mute, saved for the key, before WirePlumber
+        // gets to the new stream.
+        daemon.run(for: 0.6)
+        #expect(server.writes.contains(.mute(playing, true)) == !usersMuteBefore, "\(server.writes)")
+        server.volumeArrivesRestoredNow(late, Self.own)
+        daemon.run(for: 0.3)
+        #expect(server.streams[late]?.muted == true, "\(String(describing: server.streams[late]))")
+        server.removeStream(call)
+        daemon.run(for: 1.5)
+        #expect(server.streams[late]?.muted == usersMuteBefore, "after the call: \(server.writes)")
+        #expect(server.streams[playing]?.muted == usersMuteBefore, "after the call: \(server.writes)")
+    }
+
     @Test("a navigation prompt ducks the music by -20 dB in steps, journal first, and restores it exactly after hold and ramp")
     func promptDucksAndRestores() throws {
         let music = server.addStream(role: "music", application: "Music", volume: Self.own)

@@ -125,6 +125,15 @@ final class FakeSoundServer {
         }
     }
 
+    /// As ``volumeArrives(_:_:)``, but restored only now, as WirePlumber restores a new node once it has
+    /// handled it: the stream gets its key's entry as it is now, with whatever was saved since it was
+    /// announced (`volume` if nothing is saved).
+    func volumeArrivesRestoredNow(_ index: UInt32, _ volume: [UInt32]) {
+        guard let key = streams[index]?.restoreID else { return }
+        if let entry = saved[key] { lateMutes[index] = entry.muted }
+        volumeArrives(index, saved[key]?.volume?.values ?? volume)
+    }
+
     // MARK: - Outputs
 
     /// A sink appears, or a known one changes (its active port, a port's availability: a jack pulled).
