@@ -7,7 +7,9 @@ extension Engine {
     /// show a player that ignores Pause, and the timeout is a policy setting. A player that fails the
     /// Pause call outright, or is not on the bus, is reported at once with ``Event/pauseIgnored(_:)``.
     mutating func confirmPauses(now: Milliseconds, into out: inout [Command]) {
-        for id in streams.ids {
+        let timeout = policy.pauseTimeout
+        let late = streams.ids(where: { $0.isLive && ($0.pauseTimesOut(after: timeout).map { $0 <= now } ?? false) })
+        for id in late {
             guard let stream = streams[id], stream.isLive,
                   let due = stream.pauseTimesOut(after: policy.pauseTimeout), due <= now else { continue }
             pauseIgnored(id, now: now, reason: "its player still played \(policy.pauseTimeout) ms after Pause",

@@ -201,29 +201,31 @@ public struct Engine: Sendable {
     /// Pause ends), if ever.
     public var nextDeadline: Milliseconds? {
         guard !isStopped else { return nil }
+        return streams.earliest { stream in deadline(of: stream) }
+    }
+
+    /// The first moment something is due for one stream, if ever: its hold's end once ended, its grace's
+    /// end, its output loss's switch window, its player's time to confirm Pause, or its silence ending
+    /// what it interrupts.
+    private func deadline(of stream: TrackedStream) -> Milliseconds? {
         var next: Milliseconds?
-        for stream in streams.values {
-            var due: Milliseconds?
-            if let endedAt = stream.endedAt {
-                due = endedAt + stream.interruptionClass.hold
-            } else if stream.interruptionClass.kind == .primary, !stream.escalated, stream.playing,
-                      stream.pausedBy == nil {
-                due = stream.graceEnds
-            }
+        func consider(_ due: Milliseconds?) {
             if let due, next.map({ due < $0 }) ?? true { next = due }
-            if stream.isLive, let loss = stream.outputLoss, loss.phase == .waiting {
-                let due = loss.since + policy.outputs.switchWindow
-                if next.map({ due < $0 }) ?? true { next = due }
-            }
-            if stream.isLive, let due = stream.pauseTimesOut(after: policy.pauseTimeout),
-               next.map({ due < $0 }) ?? true {
-                next = due
-            }
-            // A silent stream stops interrupting; past that moment nothing more is due for it.
-            if stream.isLive, stream.playing, let released = stream.silenceEndsInterruption,
-               released > lastReconcile, next.map({ released < $0 }) ?? true {
-                next = released
-            }
+        }
+        if let endedAt = stream.endedAt {
+            consider(endedAt + stream.interruptionClass.hold)
+        } else if stream.interruptionClass.kind == .primary, !stream.escalated, stream.playing,
+                  stream.pausedBy == nil {
+            consider(stream.graceEnds)
+        }
+        guard stream.isLive else { return next }
+        if let loss = stream.outputLoss, loss.phase == .waiting {
+            consider(loss.since + policy.outputs.switchWindow)
+        }
+        consider(stream.pauseTimesOut(after: policy.pauseTimeout))
+        // A silent stream stops interrupting; past that moment nothing more is due for it.
+        if stream.playing, let released = stream.silenceEndsInterruption, released > lastReconcile {
+            consider(released)
         }
         return next
     }

@@ -33,6 +33,27 @@ struct StreamTable: Sendable {
                     && !values[position].userOwnsPlayback)
     }
 
+    /// The ids of the streams `test` picks, in order, each record read in place.
+    ///
+    /// A scan that usually finds nothing (the pauses whose player is late, the output losses whose window
+    /// has passed) runs after every event: copying each record out to look at it (a retain and a
+    /// release per reference it holds) made those scans a third of a decision's cost with 200 streams.
+    func ids(where test: (TrackedStream) -> Bool) -> [StreamID] {
+        var found: [StreamID] = []
+        for position in values.indices where test(values[position]) { found.append(values[position].id) }
+        return found
+    }
+
+    /// The earliest of what `due` says of each stream, each record read in place (the daemon asks after
+    /// every event, to arm its one timer).
+    func earliest(_ due: (TrackedStream) -> Milliseconds?) -> Milliseconds? {
+        var next: Milliseconds?
+        for position in values.indices {
+            if let at = due(values[position]), next.map({ at < $0 }) ?? true { next = at }
+        }
+        return next
+    }
+
     /// The stream at a position, mutable in place.
     subscript(position position: Int) -> TrackedStream {
         get { values[position] }

@@ -168,7 +168,10 @@ extension Engine {
     /// put it: the device or the user's default); otherwise the stream is paused for good, or held muted.
     mutating func settleOutputLosses(now: Milliseconds, into out: inout [Command]) {
         let window = policy.outputs.switchWindow
-        for sid in streams.ids {
+        let due = streams.ids(where: { stream in
+            stream.isLive && stream.outputLoss.map { $0.phase == .waiting && now >= $0.since + window } == true
+        })
+        for sid in due {
             guard var stream = streams[sid], stream.isLive, var loss = stream.outputLoss, loss.phase == .waiting,
                   now >= loss.since + window else { continue }
             let back = loss.deviceBack
