@@ -43,7 +43,7 @@ public enum ProcessTree {
     /// The Flatpak application id of a process (`[Application] name=` in the `.flatpak-info` file its
     /// sandbox shows at `/proc/PID/root`), if it runs in one and we may look.
     public static func flatpakID(of pid: Int32) -> String? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/root/.flatpak-info", encoding: .utf8) else {
+        guard let text = ProcFile.text("/proc/\(pid)/root/.flatpak-info") else {
             return nil
         }
         return parseFlatpakInfo(text)

@@ -87,16 +87,22 @@ public enum Sandbox {
     /// The `Name:` and `NSpid:` lines of a `/proc/PID/status` file.
     public static func parseStatus(_ text: String, pid: Int32) -> Process? {
         var name: String?
-        var nsPIDs: [Int32] = []
-        for line in text.split(separator: "\n") {
-            if line.hasPrefix("Name:") {
+        var nsPIDs: [Int32]?
+        // Line by line, up to the two lines wanted (the 2nd and the 13th or so of about 60).
+        var rest = Substring(text)
+        while !rest.isEmpty, name == nil || nsPIDs == nil {
+            let end = rest.firstIndex(of: "\n") ?? rest.endIndex
+            let line = rest[..<end]
+            rest = end == rest.endIndex ? "" : rest[rest.index(after: end)...]
+            if name == nil, line.hasPrefix("Name:") {
                 name = String(line.dropFirst(5)).trimmingWhitespace()
-            } else if line.hasPrefix("NSpid:") {
+            } else if nsPIDs == nil, line.hasPrefix("NSpid:") {
                 nsPIDs = line.dropFirst(6).split(whereSeparator: { $0 == " " || $0 == "\t" }).compactMap { Int32($0) }
             }
         }
         guard let name else { return nil }
-        return Process(pid: pid, name: name, nsPIDs: nsPIDs.isEmpty ? [pid] : nsPIDs)
+        let pids = nsPIDs ?? []
+        return Process(pid: pid, name: name, nsPIDs: pids.isEmpty ? [pid] : pids)
     }
 
     /// The Snap name in an AppArmor label: `snap.spotify.spotify (enforce)` → `spotify`; nil for any
@@ -125,7 +131,7 @@ public enum Sandbox {
 
     /// `/proc/PID/status`, read.
     public static func process(_ pid: Int32) -> Process? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+        guard let text = ProcFile.text("/proc/\(pid)/status"),
               var process = parseStatus(text, pid: pid) else { return nil }
         var buffer = [CChar](repeating: 0, count: 4096)
         let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
@@ -171,7 +177,7 @@ public enum Sandbox {
     /// The app id of a host process: its Flatpak sandbox's `.flatpak-info`, else its Snap's AppArmor label.
     public static func appID(of pid: Int32) -> String? {
         if let id = ProcessTree.flatpakID(of: pid) { return id }
-        guard let label = try? String(contentsOfFile: "/proc/\(pid)/attr/current", encoding: .utf8) else { return nil }
+        guard let label = ProcFile.text("/proc/\(pid)/attr/current") else { return nil }
         return snapName(label: label.trimmingWhitespace())
     }
 }
