@@ -97,9 +97,27 @@ extension Actuation {
 
     /// Encodes the stream's entry ahead, as its first change would record it, so that recording it then
     /// costs one `write(2)`. Call after the stream's news was acted on.
+    ///
+    /// The encoding (about 50 µs) is done on a later turn of the loop: libpulse writes the requests a
+    /// stream's news led to (a prompt's ducks) once the callback that told the news returns, so encoding
+    /// there would hold them back. A change recorded before then encodes its entry itself.
     func prepareJournalEntry(_ index: UInt32) {
-        guard let store = journal.store, let live = streams[index] else { return }
-        store.prepare(journalEntry(of: live, pausedPlayers: journal[index]?.pausedPlayers ?? []))
+        guard journal.store != nil else { return }
+        entriesToPrepare.insert(index)
+        if preparationTimer == nil {
+            preparationTimer = MainLoop.Timer(loop: loop) { [unowned self] in self.prepareJournalEntries() }
+        }
+        preparationTimer?.schedule(after: 0)
+    }
+
+    private func prepareJournalEntries() {
+        let indexes = entriesToPrepare
+        entriesToPrepare = []
+        guard let store = journal.store else { return }
+        for index in indexes.sorted() {
+            guard let live = streams[index] else { continue }
+            store.prepare(journalEntry(of: live, pausedPlayers: journal[index]?.pausedPlayers ?? []))
+        }
     }
 
     /// Before asking `player` to pause for the stream.

@@ -34,6 +34,10 @@ final class Actuation {
     var journal: Journal
     /// Armed once, right after a change that grew the journal's log too long.
     var compactionTimer: MainLoop.Timer?
+    /// Streams whose journal entry is to be encoded ahead on the next turn of the loop
+    /// (``prepareJournalEntry(_:)``), and the timer that does it.
+    var entriesToPrepare: Set<UInt32> = []
+    var preparationTimer: MainLoop.Timer?
     /// Wakes the loop when the journal's sync thread could not write the durable copy (or can again).
     var durableCopyWatch: MainLoop.IOWatch?
     /// Armed a few seconds after a settled duck was first remembered: the file is written then
