@@ -145,7 +145,7 @@ struct FixtureLoaderTests {
             """, file: "f.toml")
         #expect(fixture.steps.map(summary) == [
             "0 @1: streamEnded(b)",
-            "10 @1: streamStarted(a, [:], player: nil, playing: true, muted: false, held: false)",
+            "10 @1: streamStarted(a, [:], player: nil, playing: true, muted: false, held: false, output: nil)",
         ])
         #expect(fixture.steps.map(\.location.column) == [36, 10])
     }

@@ -44,7 +44,7 @@ extension MPRISTests {
         let text = try String(contentsOfFile: file, encoding: .utf8)
         let fixture = try FixtureLoader.load(text: text, file: file)
         let starts = fixture.steps.compactMap { step -> Properties? in
-            if case let .event(.streamStarted(_, properties, _, _, _, _)) = step.action { return properties }
+            if case let .event(.streamStarted(_, properties, _, _, _, _, _)) = step.action { return properties }
             return nil
         }
         #expect(starts.contains { $0["media.role"] == "navigation" }, "the prompt is missing:\n\(text)")

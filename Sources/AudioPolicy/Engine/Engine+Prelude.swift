@@ -34,8 +34,7 @@ extension Engine {
             }
             events.append((started, .streamStarted(stream.id, stream.properties, player: stream.player,
                                                    playing: stream.hasPlayed, muted: stream.userMuted,
-                                                   held: stream.outputLoss?.phase == .held)))
-            if let output = stream.output { events.append((started, .streamMoved(stream.id, to: output))) }
+                                                   held: stream.outputLoss?.phase == .held, output: stream.output)))
             if !stream.audibility.audible {
                 if stream.audibility.heard { events.append((started, .audibility(stream.id, audible: true))) }
                 events.append((stream.audibility.heard ? now : started, .audibility(stream.id, audible: false)))

@@ -52,10 +52,11 @@ public struct Engine: Sendable {
         switch event {
         case let .stop(fade):
             return releaseAll(at: now, fade: fade)
-        case let .streamStarted(id, properties, player, playing, muted, held):
+        case let .streamStarted(id, properties, player, playing, muted, held, output):
             start(id, properties: properties, player: player, hook: nil, playing: playing, muted: muted,
                   now: now, into: &out)
             if held, !muted { holdRecovered(id, now: now, into: &out) }
+            if let output { streamMoved(id, to: output, now: now, into: &out) }
         case let .interruptionBegan(token, className, properties):
             beginInterruption(token, className: className, properties: properties, now: now, into: &out)
         case let .interruptionAfterCall(token, className, properties):

@@ -12,8 +12,11 @@ public enum Event: Hashable, Sendable {
     /// `held` is true for a stream an earlier run of the daemon held muted because its output went away
     /// (recovered from that run's journal; muted, and not `muted` by its user): it stays held until the
     /// user acts, as if this engine had held it, rather than being heard on the speakers after a crash.
+    /// `output` is where it starts, when the server tells it with the start: the same as a
+    /// ``streamMoved(_:to:)`` right after, decided in one go (a new stream is weighed against every other
+    /// once, not twice, on the way to a prompt's duck).
     case streamStarted(StreamID, Properties, player: PlayerID?, playing: Bool = true, muted: Bool = false,
-                       held: Bool = false)
+                       held: Bool = false, output: OutputID? = nil)
     /// A stream's properties changed (it may be classified anew).
     case streamChanged(StreamID, Properties)
     /// A stream went away.

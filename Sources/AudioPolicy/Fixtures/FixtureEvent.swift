@@ -51,9 +51,10 @@ public struct FixtureEvent: Hashable, Sendable {
     public init?(_ event: Event) {
         func nonEmpty(_ properties: Properties) -> Properties? { properties.isEmpty ? nil : properties }
         switch event {
-        case let .streamStarted(id, properties, player, playing, muted, held):
+        case let .streamStarted(id, properties, player, playing, muted, held, output):
             self.init(verb: "start", id: id.rawValue, properties: nonEmpty(properties), player: player?.rawValue,
-                      muted: muted ? true : nil, corked: playing ? nil : true, held: held ? true : nil)
+                      muted: muted ? true : nil, corked: playing ? nil : true, held: held ? true : nil,
+                      to: output?.rawValue)
         case let .streamEnded(id): self.init(verb: "end", id: id.rawValue)
         case let .streamChanged(id, properties): self.init(verb: "change", id: id.rawValue, properties: properties)
         case let .userVolume(id, level): self.init(verb: "volume", id: id.rawValue, level: level)

@@ -86,7 +86,7 @@ public enum FixtureLoader {
     static let noFocus = "none"
     /// The keys each verb takes besides `at`; the first list is required.
     static let eventOptions: [String: (required: [String], optional: [String])] = [
-        "start": ([], ["properties", "player", "corked", "muted", "held"]),
+        "start": ([], ["properties", "player", "corked", "muted", "held", "to"]),
         "volume": (["level"], []),
         "mute": (["muted"], []),
         "interrupt": (["class"], ["properties"]),
@@ -151,12 +151,14 @@ extension FixtureLoader {
             let corked = reader.bool(table, "corked", at: path)
             let muted = reader.bool(table, "muted", at: path)
             let held = reader.bool(table, "held", at: path)
+            let output = table["to"] == nil ? nil : readID(table, "to", at: path, reader)
             guard let id, table["properties"] == nil || properties != nil, table["player"] == nil || player != nil,
                   table["corked"] == nil || corked != nil, table["muted"] == nil || muted != nil,
-                  table["held"] == nil || held != nil
+                  table["held"] == nil || held != nil, table["to"] == nil || output != nil
             else { return nil }
             return .event(.streamStarted(id, properties ?? [:], player: player.map(PlayerID.init),
-                                         playing: !(corked ?? false), muted: muted ?? false, held: held ?? false))
+                                         playing: !(corked ?? false), muted: muted ?? false, held: held ?? false,
+                                         output: output.map { OutputID($0) }))
         case "volume":
             var level = reader.number(table, "level", at: path)
             if let written = level, !(0...1.5).contains(written) {

@@ -150,8 +150,7 @@ final class ServerIntake {
         feed(.streamStarted(id, input.properties, player: players.playerForNewStream(input), playing: !input.corked,
                             muted: StartOrigin.usersMute(startedMuted: input.muted, mutedByUs: savedStart.mutedByUs,
                                                          held: savedStart.held),
-                            held: savedStart.held))
-        feed(.streamMoved(id, to: OutputID(sink: input.sinkIndex)))
+                            held: savedStart.held, output: OutputID(sink: input.sinkIndex)))
         actuation.streamDecided(input.index, savedStart)
         if !input.corked, players.isPlaying(input.index) {
             // Its player already says Playing (a new track's stream): the engine hears it, and the app

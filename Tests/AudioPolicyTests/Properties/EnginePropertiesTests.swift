@@ -173,7 +173,7 @@ struct ResumeProperty: EngineProperty {
 
     mutating func observe(_ step: Observed, engine: Engine) -> Violation? {
         switch step.action {
-        case let .event(.streamStarted(id, _, _, _, _, _))?, let .event(.streamEnded(id))?:
+        case let .event(.streamStarted(id, _, _, _, _, _, _))?, let .event(.streamEnded(id))?:
             hold[id] = nil
             userPaused.remove(id)
         case let .event(.userVolume(id, _))?, let .event(.userMute(id, _))?:
@@ -246,7 +246,7 @@ struct UserWinsProperty: EngineProperty {
 
     mutating func observe(_ step: Observed, engine: Engine) -> Violation? {
         switch step.action {
-        case let .event(.streamStarted(id, _, _, _, muted, _))?:
+        case let .event(.streamStarted(id, _, _, _, muted, _, _))?:
             protected[id] = nil
             if muted { userMuted.insert(id) } else { userMuted.remove(id) }
         case let .event(.streamEnded(id))?:
@@ -304,7 +304,7 @@ struct NowPlayingProperty: EngineProperty {
 
     mutating func observe(_ step: Observed, engine: Engine) -> Violation? {
         switch step.action {
-        case let .event(.streamStarted(id, _, _, _, _, _))?:
+        case let .event(.streamStarted(id, _, _, _, _, _, _))?:
             heard[id] = true
             measured.remove(id)
         case let .event(.audibility(id, audible))?:

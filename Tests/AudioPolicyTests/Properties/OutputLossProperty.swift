@@ -126,8 +126,8 @@ struct OutputLossModel {
                     if let from = location[id], from != to { movedOff[id] = (from, step.time) }
                     location[id] = to
                 }
-            case let .streamStarted(id, _, _, isPlaying, _, _):
-                location[id] = nil
+            case let .streamStarted(id, _, _, isPlaying, _, _, output):
+                location[id] = output
                 movedOff[id] = nil
                 losses[id] = nil
                 playing[id] = isPlaying

@@ -317,7 +317,7 @@ struct ShellModel {
 
     /// Applies a step; returns the first ramp whose `from` is not where the shell is.
     mutating func apply(_ step: Observed) -> (StreamID, expected: Double, got: Double)? {
-        if case let .event(.streamStarted(id, _, _, _, _, _))? = step.action { streams[id] = Stream() }
+        if case let .event(.streamStarted(id, _, _, _, _, _, _))? = step.action { streams[id] = Stream() }
         // The user muting or unmuting takes the mute over: it is no longer the policy's to undo (the daemon
         // forgets its own mute on any mute change it did not make).
         if case let .event(.userMute(id, _))? = step.action { streams[id]?.muted = false }

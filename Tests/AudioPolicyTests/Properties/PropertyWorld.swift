@@ -275,9 +275,10 @@ struct PropertyGenerator {
     private mutating func track(_ step: PropertyStep) {
         guard case let .event(event) = step.action else { return }
         switch event {
-        case let .streamStarted(id, _, player, _, _, _):
+        case let .streamStarted(id, _, player, _, _, _, output):
             if live[id] == nil { liveOrder.append(id) }
             live[id] = player
+            if let output { location[id] = output }
             if let player, !players.contains(player) { players.append(player) }
         case let .streamEnded(id):
             live[id] = nil
@@ -322,16 +323,24 @@ struct PropertyGenerator {
         // A stream created corked (Chromium, Firefox, Spotify, a softphone before its call): as the daemon
         // reports it, or as started and paused in the same instant.
         let corked = rng.chance(0.2)
+        var output: OutputID?
         if !outputs.isEmpty, rng.chance(0.9) {
-            // Where it plays, told right after it starts (or a little later).
-            queue.insert(PropertyStep(gap: rng.chance(0.8) ? 0 : rng.int(1...50),
-                                      action: .event(.streamMoved(id, to: rng.pick(outputs.keys.sorted())))), at: 0)
+            // Where it plays, told right after it starts (or a little later); told with the start for every
+            // other new stream told right after (as the daemon tells it; no draw of its own, so that each
+            // seed keeps its sequence).
+            let gap = rng.chance(0.8) ? 0 : rng.int(1...50)
+            let to = rng.pick(outputs.keys.sorted())
+            if gap == 0, liveOrder.count % 2 == 0 {
+                output = to
+            } else {
+                queue.insert(PropertyStep(gap: gap, action: .event(.streamMoved(id, to: to))), at: 0)
+            }
         }
         if !corked, rng.chance(0.1) { forced = PropertyStep(gap: 0, action: .event(.playback(id, playing: false))) }
         // Muted when first seen: the server restored its user's mute for the app or role.
         let muted = rng.chance(0.08)
         return PropertyStep(gap: gap(), action: .event(.streamStarted(id, properties, player: player, playing: !corked,
-                                                                      muted: muted)))
+                                                                      muted: muted, output: output)))
     }
 
     /// Outputs coming and going: a device appearing (sometimes the one just removed: a profile switch, or
