@@ -232,10 +232,12 @@ public struct Engine: Sendable {
     }
 
     /// Drops Now Playing owners that can no longer hold it: the app passed back to when the owner left
-    /// may meanwhile have become a call or a prompt, or been found never heard.
+    /// may meanwhile have become a call or a prompt, or been found never heard; a hook's interruption
+    /// began again under a class that is not primary (a hook that waited for a call as music, then as
+    /// speech). A hook is never measured, so only its class counts.
     mutating func checkNowPlaying() {
-        while let owner = nowPlaying.owner, let stream = streams[owner], !stream.isHook,
-              stream.interruptionClass.kind != .primary || !stream.audibility.heard {
+        while let owner = nowPlaying.owner, let stream = streams[owner],
+              stream.interruptionClass.kind != .primary || (!stream.isHook && !stream.audibility.heard) {
             nowPlaying.remove(stream: owner)
         }
     }
