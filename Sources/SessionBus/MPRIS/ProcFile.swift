@@ -4,9 +4,8 @@ import Glibc
 /// `.flatpak-info`.
 ///
 /// A new stream's process is looked up on the path to its decision (``Sandbox/identify(pid:binary:)``),
-/// so the read is plain `open`/`read`/`close` into one buffer: `String(contentsOfFile:)` first asks the
-/// file's size (which `/proc` reports as 0), then reads through a growing `Data`, and cost more than the
-/// system calls themselves.
+/// so the read is plain `open`/`read`/`close` into one buffer, with nothing around the system calls
+/// (`String(contentsOfFile:)` added a quarter again to them, in a profile of `bench`'s prompts).
 enum ProcFile {
     /// The whole file as UTF-8 text (nil when it cannot be opened or read).
     static func text(_ path: String) -> String? {
