@@ -11,8 +11,8 @@ extension Engine {
         let late = streams.ids(where: { $0.isLive && ($0.pauseTimesOut(after: timeout).map { $0 <= now } ?? false) })
         for id in late {
             guard let stream = streams[id], stream.isLive,
-                  let due = stream.pauseTimesOut(after: policy.pauseTimeout), due <= now else { continue }
-            pauseIgnored(id, now: now, reason: "its player still played \(policy.pauseTimeout) ms after Pause",
+                  let due = stream.pauseTimesOut(after: timeout), due <= now else { continue }
+            pauseIgnored(id, now: now, reason: "its player still played \(timeout) ms after Pause",
                          into: &out)
         }
     }

@@ -8,14 +8,8 @@ public enum ProcessTree {
     /// The parent of `pid`, from `/proc/PID/stat`; nil when the process is gone (or is pid 1).
     public static func parent(of pid: Int32) -> Int32? {
         // Read with plain system calls: this runs for every new stream, before the engine hears of it.
-        let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        // The fields up to the parent pid fit: the command name is at most 15 bytes.
-        var buffer = [UInt8](repeating: 0, count: 256)
-        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard count > 0 else { return nil }
-        return parseParent(stat: String(decoding: buffer[..<count], as: UTF8.self))
+        guard let stat = ProcFile.text("/proc/\(pid)/stat") else { return nil }
+        return parseParent(stat: stat)
     }
 
     /// The parent pid in the text of a `/proc/PID/stat` file: `PID (COMM) STATE PPID …`. The command
