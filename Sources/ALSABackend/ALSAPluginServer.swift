@@ -14,10 +14,12 @@ import SoundBackend
 ///
 /// - each connection that says HELLO is a sink input (a capture, for a capture PCM) with an index of
 ///   its own, never reused; RUNNING is uncorked; CLOSED or EOF (a client killed) ends it;
-/// - `setVolume` becomes SET_GAIN, ramped by the plugin over ``rampMilliseconds`` (the daemon's ramp
-///   step), so the plugin interpolates sample by sample between the daemon's steps; `setMute` becomes
-///   MUTE with a ``muteFade`` fade. Each is echoed back as a change marked `.ours`, on a later turn of
-///   the loop, as a sound server's CHANGE event would be;
+/// - a ramp goes to the plugin whole, as one RAMP, which the plugin follows sample by sample along the
+///   daemon's curve (``rampsByItself(_:)``: a plugin whose HELLO names the feature; an older plugin is
+///   written each step of the daemon's timer instead); `setVolume` becomes SET_GAIN, ramped by the
+///   plugin over ``rampMilliseconds`` (the daemon's ramp step); `setMute` becomes MUTE with a
+///   ``muteFade`` fade. Each is echoed back as a change marked `.ours`, on a later turn of the loop, as a
+///   sound server's CHANGE event would be;
 /// - `meter` asks the plugin for a PEAK per ``PeakFeed/interval``; a stream nobody measures is told
 ///   ``PluginMessage/meterOff`` and reports nothing, so playing streams cost the daemon no wake-up;
 /// - nothing is saved on ALSA (no stream-restore): the saved-entry list is empty and a write is taken
@@ -201,6 +203,27 @@ public final class ALSAPluginServer: StreamServer {
         }
         connections[number]?.send(.setGain(gain: PluginStream.gain(for: volumes), rampMilliseconds: rampMilliseconds))
         stream.volume = volumes
+        streams[number] = stream
+        echoLater(index)
+    }
+
+    public func rampsByItself(_ index: UInt32) -> Bool {
+        guard let number = byIndex[index], let stream = streams[number] else { return false }
+        return stream.hello.features.contains(.ramp)
+    }
+
+    /// One RAMP for the whole ramp, its gain the factor itself (the stream's own level on ALSA is the
+    /// plugin's unity, which nobody else changes).
+    public func rampGain(index: UInt32, own: ChannelVolumes, to factor: Double, over milliseconds: Double) {
+        guard let number = byIndex[index], var stream = streams[number], !stream.isCapture else {
+            return onNews(.error("ramp the gain of sink input \(index): no such stream"))
+        }
+        let volume = factor == 1 ? own : own.scaled(by: factor)
+        guard stream.hello.features.contains(.ramp) else { return setVolume(index: index, volumes: volume) }
+        let gain = min(1, max(0, Float(factor) * PluginStream.gain(for: own)))
+        let duration = UInt32(min(Double(UInt32.max), max(0, milliseconds.rounded(.up))))
+        connections[number]?.send(.ramp(gain: gain, rampMilliseconds: duration, floorDecibels: Float(Level.floorDecibels)))
+        stream.volume = volume
         streams[number] = stream
         echoLater(index)
     }

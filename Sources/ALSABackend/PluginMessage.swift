@@ -16,6 +16,10 @@ public enum PluginMessage: Equatable, Sendable {
     case peak(Peak)
     /// Daemon: ramp linearly to `gain` over `rampMilliseconds`.
     case setGain(gain: Float, rampMilliseconds: UInt32)
+    /// Daemon: one whole ramp to `gain` over `rampMilliseconds`, linear in decibels from where the gain is,
+    /// gains at or below `floorDecibels` counting as the floor (as ``AudioPolicy/Ramp`` goes): sent only to
+    /// a plugin whose HELLO names ``Hello/Features/ramp``.
+    case ramp(gain: Float, rampMilliseconds: UInt32, floorDecibels: Float)
     /// Daemon: fade to silence (or back to the gain) over `fadeMilliseconds`.
     case mute(Bool, fadeMilliseconds: UInt32)
     /// Daemon: one PEAK per `intervalMilliseconds` (0: the plugin's default reporting; ``meterOff``: none).
@@ -26,6 +30,8 @@ public enum PluginMessage: Equatable, Sendable {
     // MARK: - The protocol's constants
 
     public static let version: UInt8 = 1
+    /// RAMP's lowest floor (`APA_MIN_FLOOR_DB`).
+    public static let lowestFloor: Float = -200
     /// METER's interval for "no PEAK at all" (`APA_METER_OFF`): a stream nobody measures.
     public static let meterOff = UInt32.max
     /// Longer packets are never valid: a receiver reads at most this much of one.
@@ -68,15 +74,27 @@ public enum PluginMessage: Equatable, Sendable {
         public var application: String
         /// The PCM the app opened, e.g. `default`.
         public var pcmName: String
+        /// What the plugin can do beyond the protocol's first messages (`features`, `APA_FEATURE_*`): an
+        /// older plugin says nothing and is sent none of the messages it would ignore.
+        public var features: Features
 
         public init(pid: UInt32, direction: Direction, binary: String, classHint: String, application: String,
-                    pcmName: String) {
+                    pcmName: String, features: Features = []) {
             self.pid = pid
             self.direction = direction
             self.binary = binary
             self.classHint = classHint
             self.application = application
             self.pcmName = pcmName
+            self.features = features
+        }
+
+        /// HELLO's `features` bits.
+        public struct Features: OptionSet, Equatable, Sendable {
+            public let rawValue: UInt8
+            public init(rawValue: UInt8) { self.rawValue = rawValue }
+            /// Takes ``PluginMessage/ramp(gain:rampMilliseconds:floorDecibels:)`` (`APA_FEATURE_RAMP`).
+            public static let ramp = Features(rawValue: 1)
         }
     }
 
@@ -149,6 +167,7 @@ public enum PluginMessage: Equatable, Sendable {
         case .mute: 17
         case .meter: 18
         case .query: 19
+        case .ramp: 20
         }
     }
 
@@ -161,6 +180,7 @@ public enum PluginMessage: Equatable, Sendable {
         case 16, 17: 12
         case 18: 8
         case 19: 4
+        case 20: 16
         default: nil
         }
     }
@@ -184,7 +204,8 @@ extension PluginMessage {
         case let .hello(hello):
             bytes.appendLittleEndian(hello.pid)
             bytes.append(hello.direction.rawValue)
-            bytes.append(contentsOf: [0, 0, 0])
+            bytes.append(hello.features.rawValue)
+            bytes.append(contentsOf: [0, 0])
             bytes.appendPadded(hello.binary, to: Self.nameBytes)
             bytes.appendPadded(hello.classHint, to: Self.nameBytes)
             bytes.appendPadded(hello.application, to: Self.longNameBytes)
@@ -210,6 +231,10 @@ extension PluginMessage {
         case let .setGain(gain, ramp):
             bytes.appendLittleEndian(gain.bitPattern)
             bytes.appendLittleEndian(ramp)
+        case let .ramp(gain, ramp, floor):
+            bytes.appendLittleEndian(gain.bitPattern)
+            bytes.appendLittleEndian(ramp)
+            bytes.appendLittleEndian(floor.bitPattern)
         case let .mute(muted, fade):
             bytes.append(muted ? 1 : 0)
             bytes.append(contentsOf: [0, 0, 0])
@@ -228,7 +253,8 @@ extension PluginMessage {
 extension PluginMessage {
     /// The message in `packet`, or nil when the header's rules or a value are broken: another version, a
     /// type nobody sends, a size that is not the type's, an unknown direction, state or format, a flag
-    /// other than 0 or 1, a gain that is not finite or not in 0…1, a peak that is negative or not finite.
+    /// other than 0 or 1, a gain that is not finite or not in 0…1, a peak that is negative or not finite, a
+    /// ramp's floor that is not finite or not in −200…0 (0 excluded).
     public init?(decoding packet: some Collection<UInt8>) {
         let bytes = Array(packet)
         guard bytes.count >= 4, bytes[0] == Self.version,
@@ -241,7 +267,8 @@ extension PluginMessage {
                                 binary: bytes.paddedString(at: 12, count: Self.nameBytes),
                                 classHint: bytes.paddedString(at: 44, count: Self.nameBytes),
                                 application: bytes.paddedString(at: 76, count: Self.longNameBytes),
-                                pcmName: bytes.paddedString(at: 140, count: Self.longNameBytes)))
+                                pcmName: bytes.paddedString(at: 140, count: Self.longNameBytes),
+                                features: Hello.Features(rawValue: bytes[9])))
         case 2:
             guard let sampleFormat = SampleFormat(rawValue: bytes.littleEndian(UInt16.self, at: 10)) else { return nil }
             let format = Format(rate: bytes.littleEndian(UInt32.self, at: 4),
@@ -270,6 +297,10 @@ extension PluginMessage {
             self = .mute(muted, fadeMilliseconds: bytes.littleEndian(UInt32.self, at: 8))
         case 18:
             self = .meter(intervalMilliseconds: bytes.littleEndian(UInt32.self, at: 4))
+        case 20:
+            let gain = bytes.float(at: 4), floor = bytes.float(at: 12)
+            guard Self.isGain(gain), floor.isFinite, floor >= Self.lowestFloor, floor < 0 else { return nil }
+            self = .ramp(gain: gain, rampMilliseconds: bytes.littleEndian(UInt32.self, at: 8), floorDecibels: floor)
         default:
             self = .query
         }

@@ -7,6 +7,7 @@ void apa_gain_ramp_settle(struct apa_gain_ramp *ramp, float gain)
 {
     ramp->gain = gain;
     ramp->step = 0;
+    ramp->ratio = 0;
     ramp->remaining = 0;
     ramp->target = gain;
 }
@@ -18,6 +19,21 @@ void apa_gain_ramp_start(struct apa_gain_ramp *ramp, float target, uint64_t fram
     ramp->target = target;
     ramp->remaining = frames;
     ramp->step = ((double)target - ramp->gain) / (double)frames;
+    ramp->ratio = 0;
+}
+
+void apa_gain_ramp_start_decibels(struct apa_gain_ramp *ramp, float target, uint64_t frames, float floor_db)
+{
+    if (frames == 0)
+        frames = 1;
+    double floor = pow(10.0, (double)floor_db / 20.0);
+    double from = ramp->gain > floor ? ramp->gain : floor;
+    double to = (double)target > floor ? (double)target : floor;
+    ramp->target = target;
+    ramp->remaining = frames;
+    ramp->gain = from;
+    ramp->step = 0;
+    ramp->ratio = pow(to / from, 1.0 / (double)frames);
 }
 
 bool apa_gain_ramp_is_unity(const struct apa_gain_ramp *ramp)
@@ -35,7 +51,10 @@ uint64_t apa_ramp_frames(uint32_t ms, unsigned rate)
 static inline double next_gain(struct apa_gain_ramp *ramp)
 {
     if (ramp->remaining) {
-        ramp->gain = --ramp->remaining ? ramp->gain + ramp->step : ramp->target;
+        if (--ramp->remaining)
+            ramp->gain = ramp->ratio != 0 ? ramp->gain * ramp->ratio : ramp->gain + ramp->step;
+        else
+            ramp->gain = ramp->target;
     }
     return ramp->gain;
 }

@@ -13,7 +13,8 @@
  * target without drift; the last frame of a ramp is set to the target exactly. */
 struct apa_gain_ramp {
     double gain;         /* gain of the last frame processed */
-    double step;         /* added to gain on every frame while remaining > 0 */
+    double step;         /* added to gain on every frame while remaining > 0 (a linear ramp) */
+    double ratio;        /* or, when not 0, the gain is multiplied by it (a ramp in decibels) */
     uint64_t remaining;  /* frames left in the ramp */
     float target;
 };
@@ -30,6 +31,12 @@ void apa_gain_ramp_settle(struct apa_gain_ramp *ramp, float gain);
 /* Ramps linearly from the current gain to `target` over `frames` frames (at least one): every
  * frame moves the gain by the same step, the last lands on `target`. */
 void apa_gain_ramp_start(struct apa_gain_ramp *ramp, float target, uint64_t frames);
+
+/* Ramps from the current gain to `target` over `frames` frames along a straight line in decibels, as
+ * the daemon's ramps go (a duck's or fade's whole course in one message): every frame multiplies the
+ * gain by the same ratio, the last lands on `target`. Gains at or below `floor_db` count as the floor,
+ * so a ramp from silence starts there and one to silence reaches it, then 0 on its last frame. */
+void apa_gain_ramp_start_decibels(struct apa_gain_ramp *ramp, float target, uint64_t frames, float floor_db);
 
 /* True when the ramp rests on exactly 1: samples pass bit-exact. */
 bool apa_gain_ramp_is_unity(const struct apa_gain_ramp *ramp);

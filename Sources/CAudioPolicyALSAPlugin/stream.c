@@ -87,6 +87,12 @@ static void apply(struct apa_stream *stream, const struct apa_command *command)
         if (!stream->muted)
             apa_gain_ramp_start(&stream->ramp, stream->gain, apa_ramp_frames(command->ramp_ms, stream->rate));
         break;
+    case APA_MSG_RAMP:
+        stream->gain = command->gain;
+        if (!stream->muted)
+            apa_gain_ramp_start_decibels(&stream->ramp, stream->gain, apa_ramp_frames(command->ramp_ms, stream->rate),
+                                         command->floor_db);
+        break;
     case APA_MSG_MUTE:
         stream->muted = command->muted;
         apa_gain_ramp_start(&stream->ramp, stream->muted ? 0.0f : stream->gain,

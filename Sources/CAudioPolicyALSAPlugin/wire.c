@@ -45,6 +45,19 @@ static uint32_t clamp_ramp(uint32_t le_ms)
     return clamp_u32(le32toh(le_ms), APA_MIN_RAMP_MS, APA_MAX_RAMP_MS);
 }
 
+/* A gain field: finite and in 0...1, else the packet is ignored. */
+static bool parse_gain(float le_field, float *gain)
+{
+    uint32_t bits;
+    memcpy(&bits, &le_field, sizeof bits);
+    float value = float_le(bits);
+    /* isfinite first: NaN fails every comparison, so a range check alone would let it through. */
+    if (!isfinite(value) || value < 0.0f || value > 1.0f)
+        return false;
+    *gain = value;
+    return true;
+}
+
 bool apa_wire_parse_command(const void *packet, size_t length, struct apa_command *command)
 {
     struct apa_header header;
@@ -61,14 +74,24 @@ bool apa_wire_parse_command(const void *packet, size_t length, struct apa_comman
         if (length != sizeof message)
             return false;
         memcpy(&message, packet, sizeof message);
-        uint32_t gain_bits;
-        memcpy(&gain_bits, &message.gain, sizeof gain_bits);
-        float gain = float_le(gain_bits);
-        /* isfinite first: NaN fails every comparison, so a range check alone would let it through. */
-        if (!isfinite(gain) || gain < 0.0f || gain > 1.0f)
+        if (!parse_gain(message.gain, &parsed.gain))
             return false;
-        parsed.gain = gain;
         parsed.ramp_ms = clamp_ramp(message.ramp_ms);
+        break;
+    }
+    case APA_MSG_RAMP: {
+        struct apa_ramp message;
+        if (length != sizeof message)
+            return false;
+        memcpy(&message, packet, sizeof message);
+        uint32_t floor_bits;
+        memcpy(&floor_bits, &message.floor_db, sizeof floor_bits);
+        float floor_db = float_le(floor_bits);
+        if (!parse_gain(message.gain, &parsed.gain) || !isfinite(floor_db) || floor_db < APA_MIN_FLOOR_DB ||
+            floor_db >= 0.0f)
+            return false;
+        parsed.ramp_ms = clamp_ramp(message.ramp_ms);
+        parsed.floor_db = floor_db;
         break;
     }
     case APA_MSG_MUTE: {
@@ -110,6 +133,7 @@ size_t apa_wire_hello(struct apa_hello *out, const struct apa_hello_fields *fiel
     put_header(&out->header, APA_MSG_HELLO, sizeof *out);
     out->pid = htole32(fields->pid);
     out->direction = (uint8_t)fields->direction;
+    out->features = APA_FEATURE_RAMP;
     put_name(out->binary, sizeof out->binary, fields->binary);
     put_name(out->class_hint, sizeof out->class_hint, fields->class_hint);
     put_name(out->application, sizeof out->application, fields->application);
@@ -163,6 +187,17 @@ size_t apa_wire_set_gain(struct apa_set_gain *out, float gain, uint32_t ramp_ms)
     uint32_t bits = le_float(gain);
     memcpy(&out->gain, &bits, sizeof bits);
     out->ramp_ms = htole32(ramp_ms);
+    return sizeof *out;
+}
+
+size_t apa_wire_ramp(struct apa_ramp *out, float gain, uint32_t ramp_ms, float floor_db)
+{
+    memset(out, 0, sizeof *out);
+    put_header(&out->header, APA_MSG_RAMP, sizeof *out);
+    uint32_t gain_bits = le_float(gain), floor_bits = le_float(floor_db);
+    memcpy(&out->gain, &gain_bits, sizeof gain_bits);
+    out->ramp_ms = htole32(ramp_ms);
+    memcpy(&out->floor_db, &floor_bits, sizeof floor_bits);
     return sizeof *out;
 }
 

@@ -12,9 +12,10 @@
 
 /* A daemon's packet that passed every check, with its values clamped into range. */
 struct apa_command {
-    enum apa_message_type type;  /* APA_MSG_SET_GAIN, _MUTE, _METER or _QUERY */
-    float gain;                  /* SET_GAIN: finite, 0...1 */
-    uint32_t ramp_ms;            /* SET_GAIN, MUTE: APA_MIN_RAMP_MS...APA_MAX_RAMP_MS */
+    enum apa_message_type type;  /* APA_MSG_SET_GAIN, _RAMP, _MUTE, _METER or _QUERY */
+    float gain;                  /* SET_GAIN, RAMP: finite, 0...1 */
+    uint32_t ramp_ms;            /* SET_GAIN, RAMP, MUTE: APA_MIN_RAMP_MS...APA_MAX_RAMP_MS */
+    float floor_db;              /* RAMP: finite, APA_MIN_FLOOR_DB...below 0 */
     bool muted;                  /* MUTE */
     uint32_t interval_ms;        /* METER: 0, APA_METER_OFF, or APA_MIN_METER_INTERVAL_MS...APA_MAX_METER_INTERVAL_MS */
 };
@@ -39,6 +40,7 @@ size_t apa_wire_peak(struct apa_peak *out, float peak_in, float peak_out, uint32
 
 /* Daemon packets, for tests and tools that play the daemon. */
 size_t apa_wire_set_gain(struct apa_set_gain *out, float gain, uint32_t ramp_ms);
+size_t apa_wire_ramp(struct apa_ramp *out, float gain, uint32_t ramp_ms, float floor_db);
 size_t apa_wire_mute(struct apa_mute *out, bool muted, uint32_t fade_ms);
 size_t apa_wire_meter(struct apa_meter *out, uint32_t interval_ms);
 size_t apa_wire_query(struct apa_query *out);

@@ -33,6 +33,17 @@ public protocol StreamServer: AnyObject {
     func setVolume(index: UInt32, volumes: ChannelVolumes)
     /// Mutes or unmutes a sink input; its echo arrives with `levelChange == .ours`.
     func setMute(index: UInt32, muted: Bool)
+    /// Whether sink input `index` moves along a ramp by itself, handed it whole in one
+    /// ``rampGain(index:own:to:over:)`` (the ALSA plugin, sample by sample): the daemon then writes it
+    /// once per ramp rather than once per step of its one timer (PulseAudio and pipewire-pulse, which
+    /// take only volumes).
+    func rampsByItself(_ index: UInt32) -> Bool
+    /// Ramps sink input `index` from where it is to `factor` (linear) of its own level `own` over
+    /// `milliseconds`, along a straight line in decibels with gains at or below
+    /// ``AudioPolicy/Level/floorDecibels`` counting as that floor, as ``AudioPolicy/Ramp`` goes. Its
+    /// echo, the target, arrives with `levelChange == .ours`. A level someone else sets meanwhile ends
+    /// the ramp in the backend (the daemon stops counting on it when it hears of that level).
+    func rampGain(index: UInt32, own: ChannelVolumes, to factor: Double, over milliseconds: Double)
     /// The levels the server saves per app or role and hands to their next stream (nil: it saves none,
     /// as on ALSA, so nothing the daemon writes outlives its stream and nothing needs repair).
     var savedLevels: (any SavedLevels)? { get }
@@ -70,4 +81,12 @@ public protocol SavedLevels: AnyObject {
 
 extension StreamServer {
     public func stopServing() {}
+
+    /// A backend that takes only volumes: the daemon steps its ramps.
+    public func rampsByItself(_ index: UInt32) -> Bool { false }
+
+    /// Without ramps of its own, a backend can only be set to the target at once.
+    public func rampGain(index: UInt32, own: ChannelVolumes, to factor: Double, over milliseconds: Double) {
+        setVolume(index: index, volumes: factor == 1 ? own : own.scaled(by: factor))
+    }
 }

@@ -77,9 +77,11 @@ struct Bench: ParsableCommand {
     private func runALSA() throws {
         let result = try ALSABenchmark(streams: streams, prompts: prompts, idleSeconds: idleSeconds).run()
         print("live in ALSA mode (audio-policyd-daemon --backend alsa): \(result.streams) streams playing")
-        print("  reaction, prompt STATE running sent -> the music's SET_GAIN received (µs): "
+        print("  reaction, prompt STATE running sent -> the music's RAMP received (µs): "
             + (result.reaction.map { "\($0); within 2 ms: \(Int(($0.share(atMost: 2000) * 100).rounded(.down)))%" }
                 ?? "no samples") + (result.missed > 0 ? "; \(result.missed) prompts without a duck in 2 s" : ""))
+        print(String(printf: "  the daemon's wake-ups per prompt (its connection, the duck, its end, the restore): %.1f",
+                     result.wakeupsPerPrompt))
         print("  idle wake-ups with \(result.streams) streams playing: \(result.idleWakeups) in \(result.idleSeconds) s")
         print(String(printf: "  memory of the daemon: %.1f MiB resident at start, %.1f MiB with the streams, %.1f MiB peak",
                      Double(result.residentKiBAtStart) / 1024, Double(result.residentKiBWithStreams) / 1024,

@@ -133,6 +133,69 @@ static void test_ramp_is_smooth_and_lands_on_target(void)
     CHECK(largest_jump(1.0f, gains, 10) > (1.0 - 0.1) / 480, "control: the jump check missed a jump");
 }
 
+/* The daemon's curve (AudioPolicy's Ramp): a straight line in decibels from `from` to `to`, both at
+ * least the floor, at `fraction` of the way. */
+static double decibel_curve(double from, double to, double floor_db, double fraction)
+{
+    double from_db = from > 0 ? fmax(floor_db, 20 * log10(from)) : floor_db;
+    double to_db = to > 0 ? fmax(floor_db, 20 * log10(to)) : floor_db;
+    return pow(10, (from_db + (to_db - from_db) * fraction) / 20);
+}
+
+/* The largest relative distance of a ramp's frames (all but the last) from the daemon's curve. */
+static double distance_from_curve(const float *gains, uint64_t length, double from, double to, double floor_db)
+{
+    double largest = 0;
+    for (uint64_t k = 1; k < length; k++) {
+        double expected = decibel_curve(from, to, floor_db, (double)k / (double)length);
+        double distance = fabs(gains[k - 1] - expected) / expected;
+        largest = distance > largest ? distance : largest;
+    }
+    return largest;
+}
+
+static void test_decibel_ramp_follows_the_daemons_curve(void)
+{
+    rng_state = 0xdb5eed;
+    enum { frames_max = 200000 };
+    static float gains[frames_max + 100];
+    const float floor_db = -60.0f;
+    for (int trial = 0; trial < 300; trial++) {
+        float from = trial % 3 ? random_unit() : trial % 2 ? 1.0f : 0.0f;
+        float to = trial % 5 ? random_unit() : 0.0f;
+        uint64_t length = trial < 20 ? (uint64_t)trial + 1 : 1 + random_below(frames_max);
+        struct apa_gain_ramp ramp;
+        apa_gain_ramp_settle(&ramp, from);
+        apa_gain_ramp_start_decibels(&ramp, to, length, floor_db);
+        ramp_gains(&ramp, gains, length + 100);
+        /* Float storage of each gain, and the double ratio's rounding over up to 200000 frames. */
+        double distance = distance_from_curve(gains, length, from, to, floor_db);
+        CHECK(distance < 1e-5, "trial %d: %g -> %g over %llu: %g from the daemon's curve", trial, from, to,
+              (unsigned long long)length, distance);
+        CHECK(gains[length - 1] == to, "trial %d: last frame %.9g, target %.9g", trial, gains[length - 1], to);
+        CHECK(gains[length + 99] == to && ramp.remaining == 0, "trial %d: does not rest on the target", trial);
+    }
+    /* Restarted halfway, it changes course from where it is: no jump larger than the steps around it. */
+    struct apa_gain_ramp ramp;
+    apa_gain_ramp_settle(&ramp, 1.0f);
+    apa_gain_ramp_start_decibels(&ramp, 0.1f, 4800, floor_db);
+    ramp_gains(&ramp, gains, 2400);
+    float halfway = gains[2399];
+    CHECK(fabs(halfway - decibel_curve(1, 0.1, floor_db, 0.5)) < 1e-5, "halfway at %g", halfway);
+    apa_gain_ramp_start_decibels(&ramp, 1.0f, 480, floor_db);
+    ramp_gains(&ramp, gains, 480);
+    CHECK(largest_jump(halfway, gains, 480) <= 1.0 - pow(halfway, 1.0 / 480) + 1e-6, "restart jumps %g",
+          largest_jump(halfway, gains, 480));
+    CHECK(gains[479] == 1.0f && apa_gain_ramp_is_unity(&ramp), "restart does not land on 1");
+
+    /* Control: the linear ramp SET_GAIN gives is far from the curve (halfway from 1 to 0.1 it is at
+     * 0.55, the curve at 0.32), so the check above would see a ramp that is not in decibels. */
+    apa_gain_ramp_settle(&ramp, 1.0f);
+    apa_gain_ramp_start(&ramp, 0.1f, 4800);
+    ramp_gains(&ramp, gains, 4800);
+    CHECK(distance_from_curve(gains, 4800, 1, 0.1, floor_db) > 0.5, "control: a linear ramp passed for the curve");
+}
+
 static void test_unity_is_bit_exact(void)
 {
     rng_state = 0x5eed2;
@@ -337,6 +400,17 @@ static void test_wire_layout(void)
     CHECK(strcmp((const char *)b + 12, "aplay") == 0 && strcmp((const char *)b + 44, "navigation") == 0, "names");
     CHECK(b[76 + 63] == 0 && strlen((const char *)b + 76) == 63, "long name cut with a NUL");
     CHECK(b[140] == 0, "empty pcm name");
+    CHECK(b[8] == APA_DIRECTION_PLAYBACK && b[9] == APA_FEATURE_RAMP && b[10] == 0 && b[11] == 0,
+          "hello names the features: %u", b[9]);
+
+    struct apa_ramp ramp;
+    apa_wire_ramp(&ramp, 0.25f, 300, -60.0f);
+    b = (const unsigned char *)&ramp;
+    float gain, floor_db;
+    memcpy(&gain, b + 4, 4);
+    memcpy(&floor_db, b + 12, 4);
+    CHECK(b[1] == APA_MSG_RAMP && b[2] == 16 && gain == 0.25f && b[8] == (300 & 0xff) && b[9] == 1 &&
+          floor_db == -60.0f, "ramp layout");
 
     struct apa_peak peak;
     apa_wire_peak(&peak, 0.5f, 0.25f, 4800, 0x0102030405060708ull);
@@ -350,6 +424,7 @@ static size_t command_size(int type)
 {
     switch (type) {
     case APA_MSG_SET_GAIN: return sizeof(struct apa_set_gain);
+    case APA_MSG_RAMP: return sizeof(struct apa_ramp);
     case APA_MSG_MUTE: return sizeof(struct apa_mute);
     case APA_MSG_METER: return sizeof(struct apa_meter);
     case APA_MSG_QUERY: return sizeof(struct apa_query);
@@ -369,6 +444,14 @@ static bool valid_command(const unsigned char *packet, size_t length, const stru
         float gain;
         memcpy(&gain, packet + 4, 4);
         return isfinite(gain) && gain >= 0 && gain <= 1 && command->gain == gain &&
+               command->ramp_ms >= APA_MIN_RAMP_MS && command->ramp_ms <= APA_MAX_RAMP_MS;
+    }
+    case APA_MSG_RAMP: {
+        float gain, floor_db;
+        memcpy(&gain, packet + 4, 4);
+        memcpy(&floor_db, packet + 12, 4);
+        return isfinite(gain) && gain >= 0 && gain <= 1 && command->gain == gain && isfinite(floor_db) &&
+               floor_db >= APA_MIN_FLOOR_DB && floor_db < 0 && command->floor_db == floor_db &&
                command->ramp_ms >= APA_MIN_RAMP_MS && command->ramp_ms <= APA_MAX_RAMP_MS;
     }
     case APA_MSG_MUTE:
@@ -401,6 +484,19 @@ static void test_wire_commands(void)
     CHECK(apa_wire_parse_command(&meter, apa_wire_meter(&meter, APA_METER_OFF), &command) &&
           command.interval_ms == APA_METER_OFF, "meter off is not clamped");
     CHECK(apa_wire_parse_command(&query, apa_wire_query(&query), &command), "query");
+    struct apa_ramp ramp;
+    CHECK(apa_wire_parse_command(&ramp, apa_wire_ramp(&ramp, 0.3f, 400, -60.0f), &command) &&
+          command.type == APA_MSG_RAMP && command.gain == 0.3f && command.ramp_ms == 400 &&
+          command.floor_db == -60.0f, "ramp");
+    CHECK(apa_wire_parse_command(&ramp, apa_wire_ramp(&ramp, 0.3f, 0, -60.0f), &command) &&
+          command.ramp_ms == APA_MIN_RAMP_MS, "ramp 0 stretched");
+    const float bad_floors[] = {NAN, INFINITY, -INFINITY, 0.0f, 1.0f, -201.0f};
+    for (size_t i = 0; i < sizeof bad_floors / sizeof bad_floors[0]; i++)
+        CHECK(!apa_wire_parse_command(&ramp, apa_wire_ramp(&ramp, 0.3f, 10, bad_floors[i]), &command), "floor %g",
+              bad_floors[i]);
+    CHECK(!apa_wire_parse_command(&ramp, apa_wire_ramp(&ramp, 1.5f, 10, -60.0f), &command), "ramp gain 1.5");
+    CHECK(apa_wire_parse_command(&ramp, apa_wire_ramp(&ramp, 0.3f, 10, APA_MIN_FLOOR_DB), &command),
+          "control: the lowest floor refused");
 
     const float bad_gains[] = {NAN, -NAN, INFINITY, -INFINITY, -1.0f, -1e-30f, 1.0001f, 1e30f};
     for (size_t i = 0; i < sizeof bad_gains / sizeof bad_gains[0]; i++)
@@ -431,17 +527,22 @@ static unsigned fuzz_seed(uint64_t seed, unsigned scale)
             packet[j] = (unsigned char)next_random();
         /* Half the packets get a plausible header, so that payload checks are reached too. */
         if (length >= 4 && random_below(2)) {
-            static const int types[] = {APA_MSG_SET_GAIN, APA_MSG_MUTE, APA_MSG_METER, APA_MSG_QUERY, APA_MSG_PEAK};
-            int type = types[random_below(5)];
+            static const int types[] = {APA_MSG_SET_GAIN, APA_MSG_RAMP, APA_MSG_MUTE, APA_MSG_METER, APA_MSG_QUERY,
+                                        APA_MSG_PEAK};
+            int type = types[random_below(6)];
             size_t size = command_size(type);
             if (size && size <= sizeof packet && random_below(4))
                 length = size;
             packet[0] = random_below(8) ? 1 : (unsigned char)next_random();
             packet[1] = (unsigned char)type;
             packet[2] = (unsigned char)length, packet[3] = (unsigned char)(length >> 8);
-            if (type == APA_MSG_SET_GAIN && length >= 8 && random_below(2)) {
+            if ((type == APA_MSG_SET_GAIN || type == APA_MSG_RAMP) && length >= 8 && random_below(2)) {
                 float gain = random_unit() * 1.2f - 0.1f;
                 memcpy(packet + 4, &gain, 4);
+            }
+            if (type == APA_MSG_RAMP && length >= 16 && random_below(2)) {
+                float floor_db = random_unit() * -250.0f + 10.0f;
+                memcpy(packet + 12, &floor_db, 4);
             }
             if (type == APA_MSG_MUTE && length >= 5)
                 packet[4] = (unsigned char)random_below(3);
@@ -635,6 +736,15 @@ static void test_stream_mute_and_meter(void)
     int16_t out = play(&stream, 4800, &now);
     CHECK(out == 5000, "unmuted to %d, not to the gain set while muted (5000)", out);
 
+    /* RAMP: the whole course in one message, along the daemon's curve. Halfway from 0.5 to 0.05 over
+     * 200 ms it is at 0.158 (a linear ramp would be at 0.275), and then it rests on 0.05. */
+    struct apa_ramp ramp;
+    send(peer, &ramp, apa_wire_ramp(&ramp, 0.05f, 200, -60.0f), 0);
+    int16_t middle = play(&stream, 4800, &now);
+    int16_t end = play(&stream, 9600, &now);
+    CHECK(abs(middle - 1581) <= 2, "halfway through the ramp at %d, not 1581", middle);
+    CHECK(end == 500, "ramp ended at %d, not 500", end);
+
     /* Default reporting: a steady tone gives about two peaks a second. Control: METER 50 ms gives
      * about twenty. */
     daemon_read(peer, types, sizeof types, NULL);
@@ -758,6 +868,7 @@ static void test_reconnects_at_most_once_a_second(void)
 int main(void)
 {
     run("ramp is smooth and lands on its target", test_ramp_is_smooth_and_lands_on_target);
+    run("a ramp in decibels follows the daemon's curve", test_decibel_ramp_follows_the_daemons_curve);
     run("unity is bit-exact (S16, S32, FLOAT)", test_unity_is_bit_exact);
     run("gain scales, mute reaches zero", test_gain_scales_and_mute_reaches_zero);
     run("peaks measure what goes in and out", test_peaks_measure_what_goes_in_and_out);
@@ -767,7 +878,7 @@ int main(void)
     run("wire fuzz", test_wire_fuzz);
     run("stream without a daemon plays untouched", test_stream_without_daemon_plays_untouched);
     run("stream talks to the daemon and survives its death", test_stream_talks_to_daemon_and_survives_its_death);
-    run("stream: mute, unmute to the latest gain, metering", test_stream_mute_and_meter);
+    run("stream: mute, unmute to the latest gain, a whole ramp, metering", test_stream_mute_and_meter);
     run("stream ignores a hostile daemon and never blocks", test_stream_ignores_hostile_daemon_and_never_blocks);
     run("reconnects at most once a second", test_reconnects_at_most_once_a_second);
     printf("%u passed, %u failed\n", passed, failed);

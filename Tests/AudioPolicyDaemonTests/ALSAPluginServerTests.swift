@@ -170,6 +170,33 @@ struct ALSAPluginServerTests {
         #expect(harness.errors.count == errorsBefore + 1)
     }
 
+    @Test("rampGain sends one RAMP (the factor, the whole duration, the daemon's floor) to a plugin that names the feature; control: an older plugin gets SET_GAIN to the target")
+    func wholeRamps() throws {
+        let harness = try Harness()
+        let modern = try harness.client()
+        modern.send(PluginClient.hello(features: .ramp))
+        #expect(harness.run { harness.added.count == 1 })
+        let older = try harness.client()
+        older.send(PluginClient.hello())
+        #expect(harness.run { harness.added.count == 2 })
+        let (modernIndex, olderIndex) = (harness.added[0].index, harness.added[1].index)
+        #expect(harness.server.rampsByItself(modernIndex) && !harness.server.rampsByItself(olderIndex))
+        #expect(!harness.server.rampsByItself(999))
+
+        let own = ChannelVolumes(values: [ChannelVolumes.norm], channelMap: [0])
+        harness.server.rampGain(index: modernIndex, own: own, to: 0.1, over: 299.5)
+        #expect(harness.run { !modern.ramps.isEmpty && harness.changed.count == 1 })
+        let ramp = try #require(modern.ramps.first)
+        #expect(ramp.gain == 0.1 && ramp.ramp == 300 && ramp.floor == Float(Level.floorDecibels))
+        #expect(modern.lastGain == nil, "no SET_GAIN besides")
+        #expect(harness.changed[0].levelChange == .ours && harness.changed[0].volume == own.scaled(by: 0.1),
+                "echoed as ours, at the target")
+
+        harness.server.rampGain(index: olderIndex, own: own, to: 0.1, over: 300)
+        #expect(harness.run { older.lastGain != nil })
+        #expect(older.ramps.isEmpty && abs((older.lastGain?.gain ?? 1) - 0.1) < 0.001 && older.lastGain?.ramp == 15)
+    }
+
     @Test("meter: METER at the feed's interval, peaks after the gain, back to idle reporting when closed")
     func metering() throws {
         let harness = try Harness()
@@ -247,8 +274,10 @@ struct ALSAPluginServerTests {
         #expect(harness.server.savedLevels == nil)
     }
 
-    @Test("the daemon on ALSA: a navigation prompt ducks an ambient stream through SET_GAIN, and its end restores it")
-    func daemonDucks() throws {
+    /// A daemon on the ALSA backend with one `aplay` stream playing (its plugin naming `features`), and
+    /// nothing sent to it in 0.3 s but the idle METER.
+    private func daemonWithMusic(features: PluginMessage.Hello.Features)
+        throws -> (daemon: DaemonOnFake, socket: String, music: PluginClient, scratch: ScratchDirectory) {
         let scratch = try ScratchDirectory()
         let socket = scratch.url.appendingPathComponent("alsa").path
         let daemon = try DaemonOnFake(makeServer: { loop in
@@ -257,12 +286,19 @@ struct ALSAPluginServerTests {
         #expect(daemon.run(until: { daemon.isReady }))
         #expect(daemon.daemon.connectedServer == "alsa (audio-policyd plugin)")
         let music = try PluginClient(path: socket, loop: daemon.loop)
-        music.send(PluginClient.hello(binary: "aplay"))
+        music.send(PluginClient.hello(binary: "aplay", features: features))
         music.send(PluginClient.state(.running))
         #expect(daemon.run(until: { daemon.daemon.liveStreamCount == 1 }))
         // Control: nothing interrupts it, nothing is sent but the idle METER.
         daemon.run(for: 0.3)
-        #expect(music.lastGain == nil)
+        #expect(music.lastGain == nil && music.ramps.isEmpty)
+        return (daemon, socket, music, scratch)
+    }
+
+    @Test("the daemon on ALSA: a navigation prompt ducks an ambient stream through SET_GAIN, and its end restores it")
+    func daemonDucks() throws {
+        let (daemon, socket, music, scratch) = try daemonWithMusic(features: [])
+        defer { _ = scratch }
 
         // Another process (the engine never lets an app, told by its pid, interrupt itself): a
         // navigation prompt, by the PCM's class hint.
@@ -275,6 +311,26 @@ struct ALSAPluginServerTests {
         prompt.close()
         #expect(daemon.run(until: { music.lastGain?.gain == 1 }, timeout: 5), "restored when the prompt ends")
         prompt.close()
+        music.close()
+    }
+
+    @Test("the daemon on ALSA, a plugin that ramps by itself: the duck is one RAMP, its end another; control: the older plugin above gets many SET_GAINs")
+    func daemonHandsWholeRamps() throws {
+        let (daemon, socket, music, scratch) = try daemonWithMusic(features: .ramp)
+        defer { _ = scratch }
+
+        let prompt = try PluginChild(path: socket, messages: [PluginClient.hello(binary: "espeak-ng", classHint: "navigation"),
+                                                              PluginClient.state(.running)])
+        #expect(daemon.run(until: { !music.ramps.isEmpty }, timeout: 3))
+        let duck = try #require(music.ramps.first)
+        #expect(abs(duck.gain - 0.1) < 0.001, "to -20 dB: \(duck.gain)")
+        #expect(duck.ramp > 50 && duck.floor == Float(Level.floorDecibels), "the whole ramp: \(duck.ramp) ms")
+        // Past the ramp's end: still the one message (a stepped duck sends one per 15 ms).
+        daemon.run(for: Double(duck.ramp) / 1000 + 0.1)
+        #expect(music.ramps.count == 1 && music.lastGain == nil)
+        prompt.close()
+        #expect(daemon.run(until: { music.ramps.count == 2 }, timeout: 5), "restored when the prompt ends")
+        #expect(music.ramps.last?.gain == 1 && music.lastGain == nil)
         music.close()
     }
 }

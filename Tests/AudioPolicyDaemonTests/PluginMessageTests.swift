@@ -20,9 +20,9 @@ struct PluginMessageTests {
     /// Each message, and its packet built by hand field by field from the header's offsets.
     private var layouts: [(PluginMessage, [UInt8])] {
         let hello = PluginMessage.Hello(pid: 0x0102_0304, direction: .capture, binary: "aplay", classHint: "navigation",
-                                        application: "Maps", pcmName: "audiopolicy_navigation")
+                                        application: "Maps", pcmName: "audiopolicy_navigation", features: .ramp)
         return [
-            (.hello(hello), [1, 1] + le(UInt16(204)) + le(UInt32(0x0102_0304)) + [1, 0, 0, 0] + padded("aplay", 32)
+            (.hello(hello), [1, 1] + le(UInt16(204)) + le(UInt32(0x0102_0304)) + [1, 1, 0, 0] + padded("aplay", 32)
                 + padded("navigation", 32) + padded("Maps", 64) + padded("audiopolicy_navigation", 64)),
             (.format(.init(rate: 48000, channels: 2, sampleFormat: .float, bufferFrames: 4096, periodFrames: 1024)),
              [1, 2] + le(UInt16(20)) + le(UInt32(48000)) + le(UInt16(2)) + le(UInt16(3)) + le(UInt32(4096)) + le(UInt32(1024))),
@@ -36,6 +36,8 @@ struct PluginMessageTests {
             (.mute(true, fadeMilliseconds: 20), [1, 17] + le(UInt16(12)) + [1, 0, 0, 0] + le(UInt32(20))),
             (.meter(intervalMilliseconds: 150), [1, 18] + le(UInt16(8)) + le(UInt32(150))),
             (.query, [1, 19] + le(UInt16(4))),
+            (.ramp(gain: 0.3, rampMilliseconds: 400, floorDecibels: -60),
+             [1, 20] + le(UInt16(16)) + le(Float(0.3).bitPattern) + le(UInt32(400)) + le(Float(-60).bitPattern)),
         ]
     }
 
@@ -47,7 +49,7 @@ struct PluginMessageTests {
             #expect(PluginMessage.size(ofType: bytes[1]) == bytes.count)
         }
         // The sizes of the header's _Static_asserts.
-        #expect(layouts.map(\.1.count) == [204, 20, 24, 24, 12, 12, 8, 4])
+        #expect(layouts.map(\.1.count) == [204, 20, 24, 24, 12, 12, 8, 4, 16])
         #expect(PluginMessage.largestSize == 204)
     }
 
@@ -74,6 +76,7 @@ struct PluginMessageTests {
     @Test("what the header says a receiver ignores is refused")
     func refusals() {
         let (hello, state, peak, gain, mute) = (layouts[0].1, layouts[2].1, layouts[3].1, layouts[4].1, layouts[5].1)
+        let ramp = layouts[8].1
         func with(_ bytes: [UInt8], _ offset: Int, _ values: [UInt8]) -> [UInt8] {
             var changed = bytes
             changed.replaceSubrange(offset..<(offset + values.count), with: values)
@@ -85,7 +88,7 @@ struct PluginMessageTests {
             ("version 2", with(state, 0, [2])),
             ("version 0", with(state, 0, [0])),
             ("unknown type 5", with(state, 1, [5])),
-            ("unknown type 20", with(state, 1, [20])),
+            ("unknown type 21", with(state, 1, [21])),
             ("size field off by one", with(state, 2, le(UInt16(25)))),
             ("one byte short", Array(state.dropLast())),
             ("one byte long", state + [0]),
@@ -102,12 +105,16 @@ struct PluginMessageTests {
             ("gain -0.5", with(gain, 4, le(Float(-0.5).bitPattern))),
             ("gain 2", with(gain, 4, le(Float(2).bitPattern))),
             ("mute 3", with(mute, 4, [3])),
+            ("ramp gain 2", with(ramp, 4, le(Float(2).bitPattern))),
+            ("ramp floor NaN", with(ramp, 12, le(Float.nan.bitPattern))),
+            ("ramp floor 0", with(ramp, 12, le(Float(0).bitPattern))),
+            ("ramp floor -201", with(ramp, 12, le(Float(-201).bitPattern))),
         ]
         for (name, bytes) in refused {
             #expect(PluginMessage(decoding: bytes) == nil, "\(name)")
         }
         // Control: the unchanged packets decode.
-        for bytes in [hello, state, peak, gain, mute] { #expect(PluginMessage(decoding: bytes) != nil) }
+        for bytes in [hello, state, peak, gain, mute, ramp, with(ramp, 12, le(Float(-200).bitPattern))] { #expect(PluginMessage(decoding: bytes) != nil) }
     }
 
     @Test("random bytes and mutated packets: never a crash, and what is accepted is a well-formed message")

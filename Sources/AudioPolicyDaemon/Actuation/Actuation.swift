@@ -112,13 +112,14 @@ final class Actuation {
         switch command {
         case let .ramp(id, from, to, duration):
             guard let index = index(of: id) else { return }
-            ramps.start(index, Ramp(from: from, to: to, start: now, duration: duration))
+            ramps.start(index, Ramp(from: from, to: to, start: now, duration: duration), byBackend: rampsByBackend(index))
             noteDuckLevel(to)
             journalSync(index)
         case let .mute(id, from, fade):
             guard let index = index(of: id) else { return }
             streams[index]?.policyMuted = true
-            ramps.start(index, Ramp(from: from, to: 0, start: now, duration: fade), then: .mute)
+            ramps.start(index, Ramp(from: from, to: 0, start: now, duration: fade), then: .mute,
+                        byBackend: rampsByBackend(index))
             journalSync(index)
         case let .hold(id):
             guard let index = index(of: id), streams[index]?.policyMuted == true else { return }
@@ -136,7 +137,7 @@ final class Actuation {
                 live.heldForLoss = false
             }
             noteDuckLevel(to)
-            ramps.start(index, Ramp(from: 0, to: to, start: now, duration: fade))
+            ramps.start(index, Ramp(from: 0, to: to, start: now, duration: fade), byBackend: rampsByBackend(index))
             journalSync(index)
             requests.append { [unowned self] in
                 write(index, factor: 0)
@@ -194,15 +195,36 @@ final class Actuation {
 
     var rampsIdle: Bool { ramps.isIdle }
 
-    /// Writes the current value of every running ramp; mutes what has faded out. A ramp that has just
-    /// started is written one step `ahead`, so the first change goes out at once rather than a tick later.
+    /// Writes the current value of every running ramp, hands a backend that ramps by itself its new
+    /// ramps whole, and mutes what has faded out. A ramp that has just started is written one step
+    /// `ahead`, so the first change goes out at once rather than a tick later.
     func stepRamps(ahead: Double = 0) {
-        let (factors, completed) = ramps.step(at: clock.nowPrecise + ahead)
+        let now = clock.nowPrecise
+        let (factors, whole, completed) = ramps.step(at: now, ahead: ahead)
         for (index, factor) in factors { write(index, factor: factor) }
+        for (index, ramp) in whole { hand(index, ramp, at: now) }
         for (index, completion) in completed where completion == .mute {
             writeMute(index, true)
         }
         for (index, _) in completed { journalSync(index) }
+    }
+
+    /// Whether the backend moves sink input `index` along a ramp by itself.
+    private func rampsByBackend(_ index: UInt32) -> Bool {
+        server?.rampsByItself(index) ?? false
+    }
+
+    /// Hands the backend the rest of a ramp, from `now` to its end, in one write: the stream is at the
+    /// ramp's target as far as the daemon's bookkeeping goes (the backend reports it so).
+    private func hand(_ index: UInt32, _ ramp: Ramp, at now: Double) {
+        guard var live = streams[index] else { return }
+        live.wanted = ramp.to
+        streams[index] = live
+        guard live.input.hasVolume, live.input.volumeWritable, !live.input.volumePending else { return }
+        live.factor = ramp.to
+        streams[index] = live
+        server?.rampGain(index: index, own: live.ownVolume, to: ramp.to, over: max(0, Double(ramp.end) - now))
+        noteWrite(index, volume: live.volume(at: ramp.to))
     }
 
     func write(_ index: UInt32, factor: Double) {

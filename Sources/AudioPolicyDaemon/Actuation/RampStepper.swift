@@ -2,6 +2,10 @@ import AudioPolicy
 
 /// Steps the volume ramps in progress: which streams need a new volume now, and when the next step is
 /// due. The daemon's single timer runs only while this has work.
+///
+/// A stream whose backend moves along a ramp by itself (``SoundBackend/StreamServer/rampsByItself(_:)``:
+/// the ALSA plugin, sample by sample) is handed its ramp whole once, and is due again only when the
+/// ramp ends, for its completion; every other stream is written each ``stepInterval``.
 struct RampStepper {
     /// What to do once a ramp arrives.
     enum Completion: Equatable {
@@ -10,9 +14,18 @@ struct RampStepper {
         case mute
     }
 
+    /// Who moves the stream along its ramp.
+    enum Carrier: Equatable {
+        /// The daemon, one write per step.
+        case steps
+        /// The backend, by itself, once it has been handed the ramp (`handed`).
+        case backend(handed: Bool)
+    }
+
     struct Running {
         var ramp: Ramp
         var completion: Completion
+        var carrier: Carrier
     }
 
     /// Milliseconds between steps: fine enough to sound smooth, coarse enough to cost little.
@@ -24,8 +37,8 @@ struct RampStepper {
 
     var isIdle: Bool { running.isEmpty }
 
-    mutating func start(_ index: UInt32, _ ramp: Ramp, then completion: Completion = .none) {
-        running[index] = Running(ramp: ramp, completion: completion)
+    mutating func start(_ index: UInt32, _ ramp: Ramp, then completion: Completion = .none, byBackend: Bool = false) {
+        running[index] = Running(ramp: ramp, completion: completion, carrier: byBackend ? .backend(handed: false) : .steps)
         startedCount += 1
     }
 
@@ -33,23 +46,46 @@ struct RampStepper {
         running[index] = nil
     }
 
-    /// The factor each running ramp has at `now`, and the completions of ramps that have arrived.
-    mutating func step(at now: Double) -> (factors: [(UInt32, Double)], completed: [(UInt32, Completion)]) {
+    /// What is due at `now`: the factor each stepped ramp has at `now + ahead` (a ramp just started is
+    /// written one step ahead, so its first change goes out at once rather than a tick later), the ramps
+    /// to hand to their backend whole, and the completions of ramps that have arrived.
+    mutating func step(at now: Double, ahead: Double = 0)
+        -> (factors: [(UInt32, Double)], whole: [(UInt32, Ramp)], completed: [(UInt32, Completion)]) {
         var factors: [(UInt32, Double)] = []
+        var whole: [(UInt32, Ramp)] = []
         var completed: [(UInt32, Completion)] = []
         for (index, entry) in running.sorted(by: { $0.key < $1.key }) {
-            factors.append((index, entry.ramp.value(at: now)))
-            if now >= Double(entry.ramp.end) {
-                running[index] = nil
-                completed.append((index, entry.completion))
+            switch entry.carrier {
+            case .steps:
+                factors.append((index, entry.ramp.value(at: now + ahead)))
+                if now + ahead >= Double(entry.ramp.end) {
+                    running[index] = nil
+                    completed.append((index, entry.completion))
+                }
+            case let .backend(handed):
+                if !handed {
+                    whole.append((index, entry.ramp))
+                    running[index]?.carrier = .backend(handed: true)
+                }
+                if now >= Double(entry.ramp.end) {
+                    running[index] = nil
+                    completed.append((index, entry.completion))
+                }
             }
         }
-        return (factors, completed)
+        return (factors, whole, completed)
     }
 
-    /// When the next step is due (ms), or nil when nothing runs.
+    /// When the next step is due (ms), or nil when nothing runs: a stepped ramp's next step, a whole
+    /// ramp's end (or now, while it has not been handed over).
     func nextStep(after now: Double) -> Double? {
-        guard let end = running.values.map({ Double($0.ramp.end) }).min() else { return nil }
-        return min(now + Self.stepInterval, max(now, end))
+        running.values.map { entry -> Double in
+            let end = Double(entry.ramp.end)
+            switch entry.carrier {
+            case .steps: return min(now + Self.stepInterval, max(now, end))
+            case .backend(handed: false): return now
+            case .backend(handed: true): return max(now, end)
+            }
+        }.min()
     }
 }

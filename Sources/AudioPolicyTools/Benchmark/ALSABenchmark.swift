@@ -14,13 +14,15 @@ import Glibc
 /// The streams speak the plugin's protocol from this process (``PluginClient``): `streams` playing
 /// streams on the `mix` PCM (which nothing interrupts, as the live benchmark's generators), one music
 /// stream on `primary`, and each prompt on `navigation`. Both ends of a reaction are read here on one
-/// monotonic clock: the prompt's STATE running sent → the music's SET_GAIN received. There is no server
+/// monotonic clock: the prompt's STATE running sent → the music's gain command (its RAMP) received. There is no server
 /// in between, so all of it is the daemon's, plus two socket hops.
 public final class ALSABenchmark {
     public struct Result: Sendable {
         public var streams: Int
-        /// Prompt RUNNING sent → the music's first SET_GAIN below unity received, µs.
+        /// Prompt RUNNING sent → the music's first gain command below unity received, µs.
         public var reaction: Percentiles?
+        /// The daemon's wake-ups (context switches) per prompt, its duck and its restore included.
+        public var wakeupsPerPrompt: Double
         /// Prompts after which no duck came within 2 s.
         public var missed: Int
         public var idleSeconds: Int
@@ -82,6 +84,7 @@ public final class ALSABenchmark {
 
         var reactions: [Double] = []
         var missed = 0
+        let beforePrompts = ProcessStats.of(pid: daemon.pid)
         for number in 0..<prompts {
             // From a process of its own: a stream of the music's own process would not interrupt it.
             let log = folder + "/prompt-\(number).log"
@@ -92,7 +95,7 @@ public final class ALSABenchmark {
             if let duck, let sent = Self.startTime(in: log, of: prompt) { reactions.append(Double(duck.at) - Double(sent)) } else { missed += 1 }
             prompt.signal(SIGTERM)
             _ = prompt.wait(timeout: 5)
-            // Back at unity (the restore is one SET_GAIN the plugin ramps) before the next prompt.
+            // Back at unity (the restore is one RAMP the plugin follows) before the next prompt.
             var back = music.nextGain(within: 5)
             while let gain = back, gain.gain < 1 { back = music.nextGain(within: 5) }
             guard back != nil else {
@@ -101,11 +104,15 @@ public final class ALSABenchmark {
             }
         }
 
+        // The last restore's ramp runs on in the plugin after its one RAMP: its end is the prompt's, not idle.
+        music.play(for: 1)
         let withStreams = ProcessStats.of(pid: daemon.pid)
+        let wakeupsPerPrompt = Double(withStreams.contextSwitches - beforePrompts.contextSwitches) / Double(max(1, prompts))
         music.play(for: Double(idleSeconds))
         let idleEnd = ProcessStats.of(pid: daemon.pid)
         guard daemon.isRunning else { throw BenchmarkError(description: "the daemon exited: see its log above") }
-        return Result(streams: streamCount, reaction: Percentiles(reactions), missed: missed, idleSeconds: idleSeconds,
+        return Result(streams: streamCount, reaction: Percentiles(reactions), wakeupsPerPrompt: wakeupsPerPrompt,
+                      missed: missed, idleSeconds: idleSeconds,
                       idleWakeups: idleEnd.contextSwitches - withStreams.contextSwitches,
                       residentKiBAtStart: atStart.residentKiB, residentKiBWithStreams: idleEnd.residentKiB,
                       peakResidentKiB: idleEnd.peakResidentKiB)

@@ -15,11 +15,13 @@ final class PluginClient {
     let fd: Int32
 
     /// Connects to `socketPath` and says HELLO for a playback stream of `binary`, opened on the PCM of
-    /// `classHint` (as `pcm.audiopolicy_CLASS` does), then its FORMAT: it is set up, not yet playing.
+    /// `classHint` (as `pcm.audiopolicy_CLASS` does), naming the features the plugin has (so the daemon
+    /// hands it each ramp whole), then its FORMAT: it is set up, not yet playing.
     init(socketPath: String, binary: String, classHint: String) throws {
         fd = try Self.connect(to: socketPath)
         let hello = PluginMessage.Hello(pid: UInt32(getpid()), direction: .playback, binary: binary,
-                                        classHint: classHint, application: "", pcmName: "audiopolicy_\(classHint)")
+                                        classHint: classHint, application: "", pcmName: "audiopolicy_\(classHint)",
+                                        features: .ramp)
         try send(.hello(hello))
         try send(.format(PluginMessage.Format(rate: 48000, channels: 2, sampleFormat: .s16, bufferFrames: 4096,
                                               periodFrames: 1024)))
@@ -55,7 +57,7 @@ final class PluginClient {
         try send(.state(PluginMessage.State(state: state, muted: false, gain: 1, target: 1, position: 0)))
     }
 
-    /// The next SET_GAIN within `timeout` seconds, and when it arrived (monotonic µs); meanwhile the
+    /// The next gain command (a RAMP, or a SET_GAIN) within `timeout` seconds, and when it arrived (monotonic µs); meanwhile the
     /// stream plays as ``play(for:)`` says. Nil when none came.
     func nextGain(within timeout: Double) -> (gain: Float, at: UInt64)? {
         serve(until: MainLoop.monotonicMicroseconds() + UInt64(timeout * 1_000_000), returningAtGain: true)
@@ -95,7 +97,7 @@ final class PluginClient {
             guard count > 0 else { return nil }
             let arrived = MainLoop.monotonicMicroseconds()
             switch PluginMessage(decoding: buffer.prefix(count)) {
-            case let .setGain(target, _):
+            case let .setGain(target, _), let .ramp(target, _, _):
                 gain = target
                 if returningAtGain { return (target, arrived) }
             case let .meter(interval):

@@ -25,7 +25,12 @@ enum apa_message_type {
     APA_MSG_MUTE = 17,      /* daemon: fade out to silence, or back in to the gain */
     APA_MSG_METER = 18,     /* daemon: report peaks periodically, or only when they matter */
     APA_MSG_QUERY = 19,     /* daemon: send STATE and the next PEAK now */
+    APA_MSG_RAMP = 20,      /* daemon: one whole ramp to a linear gain, linear in decibels (HELLO's APA_FEATURE_RAMP) */
 };
+
+/* What a plugin can do beyond version 1's first messages, in HELLO's `features`: a daemon sends a
+ * message of a feature only to a plugin that names it (an older plugin sends 0 and ignores it). */
+#define APA_FEATURE_RAMP 1u           /* takes APA_MSG_RAMP */
 
 /* Stream states, as far as an extplug can see them (it gets no start, drain, drop or pause callback). */
 enum apa_stream_state {
@@ -50,6 +55,7 @@ enum apa_direction {
 /* Limits the plugin enforces on what the daemon sends. */
 #define APA_MAX_RAMP_MS 60000u        /* longer ramps are clamped to this */
 #define APA_MIN_RAMP_MS 2u            /* shorter ramps (0 included) are stretched to this: a step is a click */
+#define APA_MIN_FLOOR_DB (-200.0f)   /* RAMP's lowest floor */
 #define APA_MIN_METER_INTERVAL_MS 20u
 #define APA_MAX_METER_INTERVAL_MS 1000u
 /* METER interval meaning "no PEAK at all": a stream nobody measures costs the daemon no wake-up. */
@@ -73,7 +79,8 @@ struct APA_PACKED apa_hello {               /* 204 bytes */
     struct apa_header header;               /* 0 */
     uint32_t pid;                           /* 4: the client's idea of its pid; trust SO_PEERCRED instead */
     uint8_t direction;                      /* 8: enum apa_direction */
-    uint8_t reserved[3];                    /* 9 */
+    uint8_t features;                       /* 9: APA_FEATURE_* bits */
+    uint8_t reserved[2];                    /* 10 */
     char binary[APA_NAME_BYTES];            /* 12: program_invocation_short_name, e.g. "aplay" */
     char class_hint[APA_NAME_BYTES];        /* 44: the PCM's `class` config key, e.g. "navigation"; may be empty */
     char application[APA_LONG_NAME_BYTES];  /* 76: $AUDIO_POLICYD_APP_NAME, else the `name` config key; may be empty */
@@ -113,6 +120,17 @@ struct APA_PACKED apa_set_gain {            /* 12 bytes */
     uint32_t ramp_ms;                       /* 8: linear ramp from the current gain; clamped to 2...60000 */
 };
 
+/* The daemon's whole ramp in one message: the gain moves from where it is to `gain` along a straight
+ * line in decibels, as the daemon's own ramps do, so a duck or fade needs no message per step. A gain
+ * at or below `floor_db` counts as the floor (a fade-in from silence starts there; a fade-out reaches
+ * it and its last frame is 0). */
+struct APA_PACKED apa_ramp {                /* 16 bytes */
+    struct apa_header header;               /* 0 */
+    float gain;                             /* 4: linear, finite, 0...1 (else the packet is ignored) */
+    uint32_t ramp_ms;                       /* 8: clamped like SET_GAIN's */
+    float floor_db;                         /* 12: finite, APA_MIN_FLOOR_DB...below 0 (else ignored) */
+};
+
 struct APA_PACKED apa_mute {                /* 12 bytes */
     struct apa_header header;               /* 0 */
     uint8_t muted;                          /* 4: 1 = fade to silence, 0 = fade back to the gain (else ignored) */
@@ -135,6 +153,7 @@ _Static_assert(sizeof(struct apa_format) == 20, "wire layout");
 _Static_assert(sizeof(struct apa_state) == 24, "wire layout");
 _Static_assert(sizeof(struct apa_peak) == 24, "wire layout");
 _Static_assert(sizeof(struct apa_set_gain) == 12, "wire layout");
+_Static_assert(sizeof(struct apa_ramp) == 16, "wire layout");
 _Static_assert(sizeof(struct apa_mute) == 12, "wire layout");
 _Static_assert(sizeof(struct apa_meter) == 8, "wire layout");
 _Static_assert(sizeof(struct apa_query) == 4, "wire layout");

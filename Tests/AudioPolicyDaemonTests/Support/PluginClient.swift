@@ -29,10 +29,12 @@ final class PluginClient {
     }
 
     /// A HELLO as the plugin sends it (the pid claimed is deliberately not ours: the daemon must not use it).
+    /// A HELLO; `features` empty is a plugin from before any feature (one the daemon steps its ramps for).
     static func hello(binary: String = "aplay", classHint: String = "", application: String = "",
-                      direction: PluginMessage.Direction = .playback) -> PluginMessage {
+                      direction: PluginMessage.Direction = .playback,
+                      features: PluginMessage.Hello.Features = []) -> PluginMessage {
         .hello(.init(pid: 1, direction: direction, binary: binary, classHint: classHint, application: application,
-                     pcmName: "default"))
+                     pcmName: "default", features: features))
     }
 
     static func state(_ state: PluginMessage.StreamState) -> PluginMessage {
@@ -55,6 +57,11 @@ final class PluginClient {
     }
 
     /// The last SET_GAIN received.
+    /// The RAMP messages received, in order.
+    var ramps: [(gain: Float, ramp: UInt32, floor: Float)] {
+        received.compactMap { if case let .ramp(gain, ramp, floor) = $0 { (gain, ramp, floor) } else { nil } }
+    }
+
     var lastGain: (gain: Float, ramp: UInt32)? {
         for message in received.reversed() {
             if case let .setGain(gain, ramp) = message { return (gain, ramp) }
