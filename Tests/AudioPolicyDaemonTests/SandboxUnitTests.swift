@@ -20,7 +20,7 @@ import Testing
 
     static func identify(_ pid: Int32, _ binary: String?, table: [Sandbox.Process] = host) -> Sandbox.Identity {
         Sandbox.identify(pid: pid, binary: binary, process: { pid in table.first { $0.pid == pid } },
-                         all: { table }, appID: { ids[$0] })
+                         all: { table }, appID: { ids[$0.pid] })
     }
 
     @Test("a stream's pid that names another host process is the sandbox's: the host process running its binary is found")
@@ -42,13 +42,31 @@ import Testing
         #expect(!Sandbox.Process(pid: 700, name: "paplay", nsPIDs: [700], executable: "pacat").runs("mpv"))
     }
 
+    @Test("a Flatpak id is looked for only in a nested process; control: the nested ones of the table")
+    func flatpakOnlyNested() {
+        #expect(!Self.host[1].mayBeFlatpak && !Self.host[2].mayBeFlatpak)
+        #expect(Self.host[3].mayBeFlatpak && Self.host[4].mayBeFlatpak)
+        // This test's own process is not nested: its .flatpak-info is not read, so its app id is the Snap
+        // label's (none here), as `appID(of: pid)` finds by reading.
+        let own = try? #require(Sandbox.process(getpid()))
+        #expect(own?.mayBeFlatpak == false && own.flatMap(Sandbox.appID(of:)) == Sandbox.appID(of: getpid()))
+    }
+
+    @Test("the executable is read only when the command name does not show the binary; control: it is read when it does not")
+    func executableReadOnlyWhenNeeded() throws {
+        let name = try #require(Sandbox.process(getpid())?.name)
+        #expect(Sandbox.process(getpid(), running: name)?.executable == nil, "the name shows it: no readlink")
+        #expect(Sandbox.process(getpid(), running: "not-\(name)")?.executable != nil)
+        #expect(Sandbox.process(getpid())?.executable != nil)
+    }
+
     @Test("two sandboxes with the binary at one inner pid give no host pid, but their common app id")
     func ambiguous() {
         let table = Self.host + [Sandbox.Process(pid: 5000, name: "mpv", nsPIDs: [5000, 2])]
         #expect(Self.identify(2, "mpv", table: table) == Sandbox.Identity(sandboxPID: 2, appID: nil))
         let ids: [Int32: String] = [4242: "io.mpv.Mpv", 5000: "io.mpv.Mpv"]
         let same = Sandbox.identify(pid: 2, binary: "mpv", process: { pid in table.first { $0.pid == pid } },
-                                    all: { table }, appID: { ids[$0] })
+                                    all: { table }, appID: { ids[$0.pid] })
         #expect(same == Sandbox.Identity(sandboxPID: 2, appID: "io.mpv.Mpv"))
     }
 

@@ -48,6 +48,11 @@ public enum Sandbox {
             let base = binary.split(separator: "/").last.map(String.init) ?? binary
             return executable == base || Sandbox.runs(name, base)
         }
+
+        /// Whether it can be a Flatpak app: Flatpak gives every app a pid namespace of its own (bwrap's
+        /// `--unshare-pid`; a sub-sandbox shares its parent's, nested as well), so a process that is not
+        /// nested has no `.flatpak-info` to look for.
+        public var mayBeFlatpak: Bool { nsPIDs.count > 1 }
     }
 
     // MARK: - The rule
@@ -60,19 +65,19 @@ public enum Sandbox {
     /// `binary` are its sandbox's candidates: one gives the host pid, several with one app id still
     /// give the app id. With none, `pid` is taken as it is (as before: nothing better is known).
     public static func identify(pid: Int32, binary: String?, process: (Int32) -> Process?,
-                                all: () -> [Process], appID: (Int32) -> String?) -> Identity {
+                                all: () -> [Process], appID: (Process) -> String?) -> Identity {
         let own = process(pid)
         if let own, own.nsPIDs.count <= 1, binary.map(own.runs) ?? true {
-            return Identity(hostPID: pid, appID: appID(pid))
+            return Identity(hostPID: pid, appID: appID(own))
         }
         let candidates = all().filter { candidate in
             candidate.nsPIDs.count > 1 && candidate.nsPIDs.last == pid && (binary.map(candidate.runs) ?? true)
         }
-        if candidates.count == 1, let host = candidates.first?.pid {
-            return Identity(hostPID: host, sandboxPID: pid, appID: appID(host))
+        if candidates.count == 1, let host = candidates.first {
+            return Identity(hostPID: host.pid, sandboxPID: pid, appID: appID(host))
         }
-        guard !candidates.isEmpty else { return Identity(hostPID: pid, appID: own == nil ? nil : appID(pid)) }
-        let ids = Set(candidates.map { appID($0.pid) })
+        guard !candidates.isEmpty else { return Identity(hostPID: pid, appID: own.flatMap(appID)) }
+        let ids = Set(candidates.map(appID))
         return Identity(sandboxPID: pid, appID: ids.count == 1 ? ids.first! : nil)
     }
 
@@ -126,13 +131,17 @@ public enum Sandbox {
     /// The identity of a stream's process, read from `/proc`. The scan of the processes runs only when
     /// `pid` is not a host process running `binary`, and reads only those in another pid namespace.
     public static func identify(pid: Int32, binary: String?) -> Identity {
-        identify(pid: pid, binary: binary, process: process, all: sandboxedProcesses, appID: appID(of:))
+        identify(pid: pid, binary: binary, process: { process($0, running: binary) },
+                 all: { sandboxedProcesses(running: binary) }, appID: appID(of:))
     }
 
-    /// `/proc/PID/status`, read.
-    public static func process(_ pid: Int32) -> Process? {
+    /// `/proc/PID/status`, read, and the executable's name from `/proc/PID/exe` — unless the command name
+    /// already shows it runs `binary`, which spares a `readlink` on the way to most new streams'
+    /// decisions (nil: no binary in question, the executable is read).
+    public static func process(_ pid: Int32, running binary: String? = nil) -> Process? {
         guard let text = ProcFile.text("/proc/\(pid)/status"),
               var process = parseStatus(text, pid: pid) else { return nil }
+        if let binary, runs(process.name, binary) { return process }
         var buffer = [CChar](repeating: 0, count: 4096)
         let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
         if count > 0 {
@@ -147,11 +156,11 @@ public enum Sandbox {
     /// so only they have their status read: the whole scan took 3-6 ms with every status read, on the
     /// path from a stream wrapped in a script to its decision. A process whose link cannot be read
     /// (another user's) is read in full, as before.
-    public static func sandboxedProcesses() -> [Process] {
+    public static func sandboxedProcesses(running binary: String? = nil) -> [Process] {
         let ours = namespace(of: "self")
         return pids().compactMap { pid in
             if let ours, let theirs = namespace(of: String(pid)), theirs == ours { return nil }
-            return process(pid)
+            return process(pid, running: binary)
         }
     }
 
@@ -177,6 +186,19 @@ public enum Sandbox {
     /// The app id of a host process: its Flatpak sandbox's `.flatpak-info`, else its Snap's AppArmor label.
     public static func appID(of pid: Int32) -> String? {
         if let id = ProcessTree.flatpakID(of: pid) { return id }
+        return snapName(of: pid)
+    }
+
+    /// The app id of a process read from `/proc`: the `.flatpak-info` is looked for only where a
+    /// Flatpak app can be (``Process/mayBeFlatpak``), the Snap label everywhere (Snap confines with
+    /// AppArmor, in the host's pid namespace).
+    public static func appID(of process: Process) -> String? {
+        if process.mayBeFlatpak, let id = ProcessTree.flatpakID(of: process.pid) { return id }
+        return snapName(of: process.pid)
+    }
+
+    /// The Snap name in a process's AppArmor label.
+    private static func snapName(of pid: Int32) -> String? {
         guard let label = ProcFile.text("/proc/\(pid)/attr/current") else { return nil }
         return snapName(label: label.trimmingWhitespace())
     }
