@@ -103,10 +103,20 @@ final class SavedDuckTests {
         let next = try session.play(.music, role: "music", name: "music-app")
         let index = try #require(next.index)
         try second.awaitLog("stream \(index) (music-app) class=primary")
-        let takenForOurs = second.log.contains { $0.contains("stream \(index) (music-app) started at") && $0.contains("as the server saved it") }
+        // On pipewire-pulse a stream can appear before its level is told: the daemon decides where its
+        // start came from only once the level arrives.
+        if second.log.contains(where: { $0.contains("stream \(index) (music-app) appeared with its level not told yet") }) {
+            try second.awaitLog("stream \(index): the server told its level")
+        }
+        let startedAtOurs = { (line: String) in line.contains("stream \(index) (music-app) started at") && line.contains("as the server saved it") }
         // On connecting the daemon repairs a saved entry at a settled duck; a stream that starts before
         // that repair is answered gets the level under the duck as its own instead. Either way: the user's.
-        let repairedOnConnecting = second.log.contains { $0.contains("a duck some run settled at") }
+        let repairLine = { (line: String) in line.contains("a duck some run settled at") }
+        if !forgetting {
+            try second.awaitLog("the settled duck taken for ours or repaired") { startedAtOurs($0) || repairLine($0) }
+        }
+        let takenForOurs = second.log.contains(where: startedAtOurs)
+        let repairedOnConnecting = second.log.contains(where: repairLine)
         if forgetting {
             #expect(!takenForOurs && !repairedOnConnecting)
             #expect(DaemonTests.matches(try next.stream().volume, ducked), "kept at the duck: taken for its own level")

@@ -136,8 +136,15 @@ final class DaemonProcess {
     /// Waits until the daemon logs a line containing `text` (after the first `after` lines).
     @discardableResult
     func awaitLog(_ text: String, after: Int = 0, timeout: Double = 5) throws -> String {
-        try changes.await("the daemon to log \"\(text)\"", timeout: timeout) { () throws -> Probe<String> in
-            if let line = stderr.lines(from: after).first(where: { $0.contains(text) }) { return .done(line) }
+        try awaitLog("\"\(text)\"", after: after, timeout: timeout) { $0.contains(text) }
+    }
+
+    /// Waits until the daemon logs a line that `matches` (after the first `after` lines), for a log line
+    /// that can come in more than one form.
+    @discardableResult
+    func awaitLog(_ what: String, after: Int = 0, timeout: Double = 5, where matches: @escaping (String) -> Bool) throws -> String {
+        try changes.await("the daemon to log \(what)", timeout: timeout) { () throws -> Probe<String> in
+            if let line = stderr.lines(from: after).first(where: matches) { return .done(line) }
             if let code = child.exitCode { throw CommandFailure(description: "the daemon exited with \(code):\n\(logText)") }
             return .waiting("\(stderr.count) lines, the last: \(stderr.lines().last ?? "none")")
         }
