@@ -8,6 +8,8 @@ private let everyEvent: [Event] = [
                    player: PlayerID("org.mpris.MediaPlayer2.mpv")),
     .streamStarted("2", [:], player: nil),
     .streamStarted("3", ["application.name": "linphone"], player: nil, playing: false),
+    .startedAtOurSave("1", levelAway: true, mutedByUs: false),
+    .startedAtOurSave("2", levelAway: false, mutedByUs: true),
     .streamChanged("1", ["media.role": "video"]),
     .streamEnded("1"),
     .userVolume("1", 0.25),

@@ -27,6 +27,10 @@ public enum Command: Hashable, Sendable {
     /// back. With ``yieldVolume(_:)``, the engine answers every such change, so the shell never decides
     /// whose a level is.
     case adoptLevel(StreamID)
+    /// A stream the server started at one of our saved levels or mutes (``Event/startedAtOurSave(_:levelAway:mutedByUs:)``)
+    /// is put right where the policy leaves it alone: written at its own level (`level`), unmuted
+    /// (`unmute`). What the policy does to it, it does from the stream's own level with its own writes.
+    case putBack(StreamID, level: Bool, unmute: Bool)
     /// A stream the policy had changed went away: write its saved (stream-restore) volume and mute back
     /// to the user's own, so the app's next stream does not start ducked or muted.
     case repairSaved(StreamID)

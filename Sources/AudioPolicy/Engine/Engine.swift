@@ -109,6 +109,8 @@ public struct Engine: Sendable {
             } else {
                 end(id, now: now, into: &out)
             }
+        case let .startedAtOurSave(id, levelAway, mutedByUs):
+            putBackSavedStart(id, levelAway: levelAway, mutedByUs: mutedByUs, now: now, into: &out)
         case let .streamEnded(id):
             end(id, now: now, into: &out)
         case let .userVolume(id, _):
@@ -140,7 +142,8 @@ public struct Engine: Sendable {
             return out.filter {
                 switch $0 {
                 // A level its user set is its own even while stopping: the stop's fade-in must not undo it.
-                case .repairSaved, .decision, .yieldVolume, .adoptLevel: true
+                // So is a start at one of our saved levels: put back, not changed.
+                case .repairSaved, .decision, .yieldVolume, .adoptLevel, .putBack: true
                 default: false
                 }
             }

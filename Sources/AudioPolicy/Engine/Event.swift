@@ -17,6 +17,12 @@ public enum Event: Hashable, Sendable {
     /// once, not twice, on the way to a prompt's duck).
     case streamStarted(StreamID, Properties, player: PlayerID?, playing: Bool = true, muted: Bool = false,
                        held: Bool = false, output: OutputID? = nil)
+    /// The server started the stream at a level or mute it saved from one of the daemon's writes to
+    /// another stream of its key (``StartOrigin``): told right after ``streamStarted(_:_:player:playing:muted:held:output:)``,
+    /// or when pipewire-pulse tells the start's level late. `levelAway`: its start level is not its own
+    /// and it can be written; `mutedByUs`: its mute is our saved one, not its user's. The engine answers
+    /// with ``Command/putBack(_:level:unmute:)`` for what its own decision left untouched.
+    case startedAtOurSave(StreamID, levelAway: Bool, mutedByUs: Bool)
     /// A stream's properties changed (it may be classified anew).
     case streamChanged(StreamID, Properties)
     /// A stream went away.

@@ -28,10 +28,15 @@ public struct FixtureEvent: Hashable, Sendable {
     public var to: String?
     /// `output` only: its active port, as `{ name, type, available }`.
     public var port: Properties?
+    /// `saved-start` only: it started away from its own level, at one of our saved ones (`level-away = true`).
+    public var levelAway: Bool?
+    /// `saved-start` only: its mute is our saved one, not its user's (`muted-by-us = true`).
+    public var mutedByUs: Bool?
 
     public init(verb: String, id: String, properties: Properties? = nil, player: String? = nil,
                 level: Double? = nil, muted: Bool? = nil, className: String? = nil, corked: Bool? = nil,
-                held: Bool? = nil, to: String? = nil, port: Properties? = nil, monitor: Bool? = nil) {
+                held: Bool? = nil, to: String? = nil, port: Properties? = nil, monitor: Bool? = nil,
+                levelAway: Bool? = nil, mutedByUs: Bool? = nil) {
         self.verb = verb
         self.id = id
         self.properties = properties
@@ -44,6 +49,8 @@ public struct FixtureEvent: Hashable, Sendable {
         self.to = to
         self.port = port
         self.monitor = monitor
+        self.levelAway = levelAway
+        self.mutedByUs = mutedByUs
     }
 
     /// The event in fixture words; nil for ``Event/tick``, which fixtures never spell (the runner ticks
@@ -55,6 +62,8 @@ public struct FixtureEvent: Hashable, Sendable {
             self.init(verb: "start", id: id.rawValue, properties: nonEmpty(properties), player: player?.rawValue,
                       muted: muted ? true : nil, corked: playing ? nil : true, held: held ? true : nil,
                       to: output?.rawValue)
+        case let .startedAtOurSave(id, levelAway, mutedByUs):
+            self.init(verb: "saved-start", id: id.rawValue, levelAway: levelAway ? true : nil, mutedByUs: mutedByUs ? true : nil)
         case let .streamEnded(id): self.init(verb: "end", id: id.rawValue)
         case let .streamChanged(id, properties): self.init(verb: "change", id: id.rawValue, properties: properties)
         case let .userVolume(id, level): self.init(verb: "volume", id: id.rawValue, level: level)
@@ -107,6 +116,8 @@ public struct FixtureEvent: Hashable, Sendable {
         if let held { lines.append("held = \(held)") }
         if let to { lines.append("to = \(Self.quote(to))") }
         if let port { lines.append("port = \(Self.table(port))") }
+        if let levelAway { lines.append("level-away = \(levelAway)") }
+        if let mutedByUs { lines.append("muted-by-us = \(mutedByUs)") }
         return lines
     }
 
@@ -147,6 +158,8 @@ extension FixtureEvent: Codable {
         try container.encodeIfPresent(to, forKey: Key("to"))
         try container.encodeIfPresent(port, forKey: Key("port"))
         try container.encodeIfPresent(monitor, forKey: Key("monitor"))
+        try container.encodeIfPresent(levelAway, forKey: Key("level-away"))
+        try container.encodeIfPresent(mutedByUs, forKey: Key("muted-by-us"))
     }
 
     public init(from decoder: Decoder) throws {
@@ -166,6 +179,8 @@ extension FixtureEvent: Codable {
                   held: try container.decodeIfPresent(Bool.self, forKey: Key("held")),
                   to: try container.decodeIfPresent(String.self, forKey: Key("to")),
                   port: try container.decodeIfPresent(Properties.self, forKey: Key("port")),
-                  monitor: try container.decodeIfPresent(Bool.self, forKey: Key("monitor")))
+                  monitor: try container.decodeIfPresent(Bool.self, forKey: Key("monitor")),
+                  levelAway: try container.decodeIfPresent(Bool.self, forKey: Key("level-away")),
+                  mutedByUs: try container.decodeIfPresent(Bool.self, forKey: Key("muted-by-us")))
     }
 }

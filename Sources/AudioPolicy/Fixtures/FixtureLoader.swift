@@ -78,7 +78,7 @@ public enum FixtureLoader {
                             "release", "change",
                             "player-gone", "audible", "silent", "measuring", "capture", "capture-end",
                             "player-changed", "pause-ignored", "claim", "stop", "output", "output-gone", "move",
-                            "focus", "window-closed", "last-window-closed", "focus-unknown", "server-gone", "reload"]
+                            "focus", "window-closed", "last-window-closed", "focus-unknown", "server-gone", "reload", "saved-start"]
         + PlayerStatus.allCases.map(playerStatusVerb)
     /// `player-playing = "org.mpris.MediaPlayer2.NAME"` and the like: what the player says (``PlayerStatus``).
     static func playerStatusVerb(_ status: PlayerStatus) -> String { "player-\(status.rawValue)" }
@@ -97,8 +97,10 @@ public enum FixtureLoader {
         "claim": ([], ["properties", "player"]),
         "output": ([], ["properties", "port"]),
         "move": (["to"], []),
+        "saved-start": ([], ["level-away", "muted-by-us"]),
     ]
-    static let optionKeys = ["properties", "player", "level", "muted", "class", "corked", "held", "to", "port", "monitor"]
+    static let optionKeys = ["properties", "player", "level", "muted", "class", "corked", "held", "to", "port", "monitor",
+                             "level-away", "muted-by-us"]
     static let expectKeys = ["at", "stream", "state", "volume", "muted", "now-playing"]
 
     private static func readAt(_ table: TOMLTable, at path: TOMLKeyPath, location: SourceLocation,
@@ -212,6 +214,12 @@ extension FixtureLoader {
         case "move":
             guard let to = readID(table, "to", at: path, reader), let id else { return nil }
             return .event(.streamMoved(id, to: OutputID(to)))
+        case "saved-start":
+            let levelAway = reader.bool(table, "level-away", at: path)
+            let mutedByUs = reader.bool(table, "muted-by-us", at: path)
+            guard let id, table["level-away"] == nil || levelAway != nil, table["muted-by-us"] == nil || mutedByUs != nil
+            else { return nil }
+            return .event(.startedAtOurSave(id, levelAway: levelAway ?? false, mutedByUs: mutedByUs ?? false))
         case "claim":
             let properties = readProperties(table, at: path, reader)
             let player = reader.string(table, "player", at: path)

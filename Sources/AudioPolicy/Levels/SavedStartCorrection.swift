@@ -16,7 +16,13 @@ public struct SavedStartCorrection: Equatable, Sendable {
     /// volume; `policyMuted`: the policy mutes it now.
     public static func of(_ origin: StartOrigin, volume: ChannelVolumes, own: ChannelVolumes, untouched: Bool,
                           writable: Bool, policyMuted: Bool) -> SavedStartCorrection {
-        SavedStartCorrection(writeOwn: untouched && writable && !volume.matches(own),
-                             unmute: origin.mutedByUs && !policyMuted)
+        of(levelAway: writable && !volume.matches(own), mutedByUs: origin.mutedByUs, untouched: untouched,
+           policyMuted: policyMuted)
+    }
+
+    /// The same rule from what the engine is told (``Event/startedAtOurSave(_:levelAway:mutedByUs:)``):
+    /// `levelAway`, the stream started away from its own level and can be written.
+    public static func of(levelAway: Bool, mutedByUs: Bool, untouched: Bool, policyMuted: Bool) -> SavedStartCorrection {
+        SavedStartCorrection(writeOwn: untouched && levelAway, unmute: mutedByUs && !policyMuted)
     }
 }

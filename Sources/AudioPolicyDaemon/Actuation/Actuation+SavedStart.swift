@@ -43,23 +43,15 @@ extension Actuation {
         return StartOrigin(own: own, mutedByUs: origin.mutedByUs)
     }
 
-    /// After the engine has decided about the stream: what it leaves untouched is put back at its own
-    /// level (and unmuted, if only our saved mute muted it).
-    func correctSavedStart(_ index: UInt32, mutedByUs: Bool) {
+    /// Puts a start at one of our saved levels or mutes right, as the engine says
+    /// (``Command/putBack(_:level:unmute:)``): its own level written, its mute undone.
+    func putBack(_ index: UInt32, level: Bool, unmute: Bool) {
         guard let live = streams[index], let server else { return }
-        let correction = SavedStartCorrection.of(
-            StartOrigin(own: live.ownVolume, mutedByUs: mutedByUs), volume: live.input.volume, own: live.ownVolume,
-            untouched: live.factor == 1 && ramps.running[index] == nil, writable: live.input.volumeWritable,
-            policyMuted: live.policyMuted)
-        if correction.writeOwn {
+        if level {
             server.setVolume(index: index, volumes: live.ownVolume)
             restore?.wroteOwnLevel(to: live.input, heldMuted: false)
         }
-        if correction.unmute {
-            writeMute(index, false)
-            // Not the user's mute, whatever the snapshot says until the unmute's echo (see `.unmute`).
-            update(index) { $0.input.muted = false }
-        }
+        if unmute { writeMute(index, false) }
         journalSync(index)
     }
 }

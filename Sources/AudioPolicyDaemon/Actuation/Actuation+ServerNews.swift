@@ -14,6 +14,9 @@ extension Actuation {
         var adopted = false
         /// Its mute, too, came from us (a fade-out's end, an instant mute), so it is not the user's.
         var mutedByUs = false
+        /// It started away from its own level and can be written: the engine may have it put back
+        /// (``Event/startedAtOurSave(_:levelAway:mutedByUs:)``).
+        var levelAway = false
         /// An earlier run held it muted for a lost output, and recovery kept it so: the engine holds it on.
         var held = false
     }
@@ -39,13 +42,13 @@ extension Actuation {
         if savedMuteOurs { journalSavedMute(of: input.restoreID) }
         guard let origin = savedOrigin(input.index) else { return SavedStart() }
         update(input.index) { $0.ownVolume = origin.own }
-        return SavedStart(adopted: origin.needsCorrection(startedAt: input.volume), mutedByUs: origin.mutedByUs)
+        return SavedStart(adopted: origin.needsCorrection(startedAt: input.volume), mutedByUs: origin.mutedByUs,
+                          levelAway: Self.levelAway(input, own: origin.own))
     }
 
-    /// After the engine has decided about a new stream: what it leaves untouched is put back at its own
-    /// level if the server started it at one of our ducks.
-    func streamDecided(_ index: UInt32, _ start: SavedStart) {
-        if start.adopted { correctSavedStart(index, mutedByUs: start.mutedByUs) }
+    /// Whether `input` is away from its own level `own` and can be written back to it.
+    private static func levelAway(_ input: SinkInput, own: ChannelVolumes) -> Bool {
+        input.volumeWritable && !input.volume.matches(ChannelVolumes(values: own.values, channelMap: input.volume.channelMap))
     }
 
     /// A newer snapshot of a known sink input, before the engine hears of it; the server telling the
@@ -118,9 +121,9 @@ extension Actuation {
         journalSync(index)
         if late.writeWanted { write(index, factor: live.wanted) }
         if late.muteNow { writeMute(index, true) }
-        if late.adopted { correctSavedStart(index, mutedByUs: late.mutedByUs) }
         journalSync(index)
-        return SavedStart(adopted: late.adopted, mutedByUs: late.mutedByUs)
+        return SavedStart(adopted: late.adopted, mutedByUs: late.mutedByUs,
+                          levelAway: Self.levelAway(live.input, own: late.own))
     }
 
     /// A sink input's level and mute as the debug log shows them.

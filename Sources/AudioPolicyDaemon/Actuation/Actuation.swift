@@ -122,7 +122,9 @@ final class Actuation {
                         byBackend: rampsByBackend(index))
             journalSync(index)
         case let .hold(id):
-            guard let index = index(of: id), streams[index]?.policyMuted == true else { return }
+            // The engine holds only what it muted and its user has not touched since; the journal keeps a
+            // hold only together with the policy's mute (``JournalEntry``).
+            guard let index = index(of: id) else { return }
             streams[index]?.heldForLoss = true
             journalSync(index)
         case let .unmute(id, to, fade):
@@ -156,6 +158,13 @@ final class Actuation {
             guard let index = index(of: id) else { return }
             update(index) { $0.ownVolume = $0.input.volume }
             journalSync(index)
+        case let .putBack(id, level, unmute):
+            guard let index = index(of: id) else { return }
+            if unmute {
+                // Not the user's mute, whatever the snapshot says until the unmute's echo (see `.unmute`).
+                update(index) { $0.input.muted = false }
+            }
+            requests.append { [unowned self] in putBack(index, level: level, unmute: unmute) }
         case let .repairSaved(id):
             guard let index = index(of: id), let live = streams[index] else { return }
             requests.append { [unowned self] in repairSavedEntry(of: live) }

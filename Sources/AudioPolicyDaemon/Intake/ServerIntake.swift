@@ -151,7 +151,10 @@ final class ServerIntake {
                             muted: StartOrigin.usersMute(startedMuted: input.muted, mutedByUs: savedStart.mutedByUs,
                                                          held: savedStart.held),
                             held: savedStart.held, output: OutputID(sink: input.sinkIndex)))
-        actuation.streamDecided(input.index, savedStart)
+        // Started at one of our saved levels or mutes: the engine says what of it is put back.
+        if savedStart.adopted {
+            feed(.startedAtOurSave(id, levelAway: savedStart.levelAway, mutedByUs: savedStart.mutedByUs))
+        }
         if !input.corked, players.isPlaying(input.index) {
             // Its player already says Playing (a new track's stream): the engine hears it, and the app
             // owns Now Playing at once.
@@ -169,6 +172,9 @@ final class ServerIntake {
             // pipewire-pulse tells a new stream's restored mute with its late volume: the user's mute for
             // its app or role (unless it is ours), as a muted start is (see `streamAdded`).
             feed(.userMute(id, true))
+        }
+        if let lateStart, lateStart.adopted {
+            feed(.startedAtOurSave(id, levelAway: lateStart.levelAway, mutedByUs: lateStart.mutedByUs))
         }
         // Someone else's level first: it is the stream's own (``Command/adoptLevel(_:)``,
         // ``Command/yieldVolume(_:)``) before anything else in the snapshot can make the engine write the

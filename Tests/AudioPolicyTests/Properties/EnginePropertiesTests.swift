@@ -268,6 +268,16 @@ struct UserWinsProperty: EngineProperty {
                         message: "ducked \(id) to \(to) at \(step.time) ms after the user set its volume, while \(acting.sorted()) still interrupt it",
                         expectations: [PropertyDriver.expectStream(id, at: step.time + duration, ["volume = 1.0"])])
                 }
+            case let .putBack(id, level, unmute):
+                if unmute, userMuted.contains(id) {
+                    return Violation(message: "put \(id) back unmuted at \(step.time) ms, which the user had muted",
+                                     expectations: [])
+                }
+                // Its own level is written only where the policy leaves its level alone.
+                if level, let factor = engine.factor(of: id, at: step.time), abs(factor - 1) > 1e-9 {
+                    return Violation(message: "put \(id) back at its own level at \(step.time) ms while the policy has it at \(factor)",
+                                     expectations: [])
+                }
             case let .unmute(id, to, fade):
                 if userMuted.contains(id) {
                     return Violation(message: "unmuted \(id) at \(step.time) ms, which the user had muted",

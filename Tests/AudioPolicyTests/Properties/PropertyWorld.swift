@@ -339,6 +339,12 @@ struct PropertyGenerator {
         if !corked, rng.chance(0.1) { forced = PropertyStep(gap: 0, action: .event(.playback(id, playing: false))) }
         // Muted when first seen: the server restored its user's mute for the app or role.
         let muted = rng.chance(0.08)
+        // Started at one of our saved levels or mutes: told right after the start, or when pipewire-pulse
+        // tells its level late.
+        if !muted, rng.chance(0.1) {
+            let news = Event.startedAtOurSave(id, levelAway: rng.chance(0.7), mutedByUs: rng.chance(0.4))
+            queue.insert(PropertyStep(gap: rng.chance(0.7) ? 0 : rng.int(1...100), action: .event(news)), at: 0)
+        }
         return PropertyStep(gap: gap(), action: .event(.streamStarted(id, properties, player: player, playing: !corked,
                                                                       muted: muted, output: output)))
     }
