@@ -70,6 +70,26 @@ struct GlobTests {
         #expect(Glob(c.pattern).matches(c.value) == c.matches)
     }
 
+    @Test("an ASCII pattern on an ASCII value, matched by byte, answers as matching by character does")
+    func bytesAgreeWithCharacters() {
+        var rng = SystemRandomNumberGenerator()
+        let patternPieces = ["*", "?", "a", "B", "c", "[a-c]", "[!b]", "[^A]", ".", "-", "\\*", "[", "]", "z"]
+        let textPieces = ["a", "b", "C", "A", ".", "-", "*", "z", "Z", "[", "]", "", "ab", "@", "`", "{"]
+        var mismatches: [String] = []
+        var matched = 0
+        for _ in 0..<20_000 {
+            let pattern = (0..<Int.random(in: 0...6, using: &rng)).map { _ in patternPieces.randomElement(using: &rng)! }.joined()
+            let value = (0..<Int.random(in: 0...8, using: &rng)).map { _ in textPieces.randomElement(using: &rng)! }.joined()
+            let glob = Glob(pattern)
+            let fast = glob.matches(value), slow = glob.matchCharacters(value)
+            if fast { matched += 1 }
+            if fast != slow { mismatches.append("\(pattern) on \(value): \(fast) by byte, \(slow) by character") }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
+        // Both answers come up often enough for the comparison to mean something.
+        #expect(matched > 500 && matched < 19_500, "\(matched) of 20000 matched")
+    }
+
     @Test func describesItselfAsWritten() {
         #expect(Glob("*Podcast*").description == "*Podcast*")
     }

@@ -43,7 +43,8 @@ public struct Policy: Hashable, Sendable {
     /// The class, spoken flag and matching rule for a stream's properties. A rule that names `capture` in
     /// its match classifies a stream only if it matches the stream's `capture = "no"` (the engine adds it).
     public func classify(_ properties: Properties) -> Classification {
-        for rule in rules where rule.matches(properties) {
+        let appValues = PropertyMatcher.appValues(of: properties)
+        for rule in rules where rule.matches(properties, appValues: appValues) {
             if let cls = classes[rule.className] {
                 return Classification(interruptionClass: cls, spoken: rule.spoken, rule: rule)
             }
@@ -58,7 +59,8 @@ public struct Policy: Hashable, Sendable {
     public func classifyCapture(_ properties: Properties) -> Classification? {
         var properties = properties
         properties[Rule.captureKey] = "yes"
-        for rule in rules where rule.namesCapture && rule.matches(properties) {
+        let appValues = PropertyMatcher.appValues(of: properties)
+        for rule in rules where rule.namesCapture && rule.matches(properties, appValues: appValues) {
             if let cls = classes[rule.className] {
                 return Classification(interruptionClass: cls, spoken: rule.spoken, rule: rule)
             }

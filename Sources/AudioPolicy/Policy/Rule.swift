@@ -28,7 +28,12 @@ public struct Rule: Hashable, Sendable {
     }
 
     public func matches(_ properties: Properties) -> Bool {
-        matchers.allSatisfy { $0.matches(properties) }
+        matches(properties, appValues: PropertyMatcher.appValues(of: properties))
+    }
+
+    /// The same, with the values of the `app` pseudo-property's keys looked up once for every rule.
+    func matches(_ properties: Properties, appValues: [String]) -> Bool {
+        matchers.allSatisfy { $0.matches(properties, appValues: appValues) }
     }
 
     /// The pseudo-key that is `"yes"` for a microphone capture and `"no"` for a playback stream.
@@ -66,8 +71,25 @@ public struct PropertyMatcher: Hashable, Sendable {
         self.patterns = patterns
     }
 
+    /// Whether a property it names matches one of its patterns (what ``match(_:)`` finds, without
+    /// building the answer: this runs for every rule on every new stream).
     public func matches(_ properties: Properties) -> Bool {
-        match(properties) != nil
+        matches(properties, appValues: key == "app" ? Self.appValues(of: properties) : [])
+    }
+
+    /// The same, with `appValues` the values of ``appKeys`` in `properties` (``appValues(of:)``).
+    func matches(_ properties: Properties, appValues: [String]) -> Bool {
+        guard key == "app" else { return properties[key].map(matchesValue) ?? false }
+        return appValues.contains(where: matchesValue)
+    }
+
+    /// The values a stream's properties give the `app` pseudo-property, in the order of ``appKeys``.
+    static func appValues(of properties: Properties) -> [String] {
+        appKeys.compactMap { properties[$0] }
+    }
+
+    private func matchesValue(_ value: String) -> Bool {
+        patterns.contains { $0.matches(value) }
     }
 
     /// Which property (for `app`, which of its keys) matched which pattern.
