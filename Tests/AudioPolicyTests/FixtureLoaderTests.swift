@@ -302,12 +302,39 @@ struct FixtureLoaderTests {
             foo = 1
             """, errors: [
                 "4:9: unknown state \"duked\" (did you mean \"ducked\"?); states: playing, ducked, paused, waiting, ended",
-                "6:1: expect for a stream needs `state`, `volume` or `muted`",
+                "6:1: expect for a stream needs `state`, `volume`, `muted`, `sent` or `not-sent`",
                 "10:1: expect has `stream` and `now-playing`; write two [[expect]] tables",
                 "18:1: `muted` does not go with `now-playing`",
                 "20:1: expect needs `stream` or `now-playing`",
                 "26:10: `volume` must be a number, got string",
-                "27:1: unknown key `foo` in [[expect]]; allowed keys: at, stream, state, volume, muted, now-playing",
+                "27:1: unknown key `foo` in [[expect]]; allowed keys: at, stream, state, volume, muted, sent, not-sent, now-playing",
+            ]),
+        Bad(name: "bad sent expectations", text: """
+            [[expect]]
+            at = 0
+            stream = "a"
+            sent = "put-bak"
+
+            [[expect]]
+            at = 0
+            stream = "a"
+            sent = "ramp"
+            state = "ducked"
+
+            [[expect]]
+            at = 0
+            stream = "a"
+            not-sent = [1]
+
+            [[expect]]
+            at = 0
+            now-playing = "a"
+            sent = "ramp"
+            """, errors: [
+                "4:8: unknown command \"put-bak\" (did you mean \"put-back\"?); commands: ramp, mute, hold, unmute, pause, resume, yield-volume, adopt-level, put-back, put-back-level, put-back-unmute, repair-saved, measure, stop-measuring",
+                "10:1: `state` does not go with `sent` or `not-sent`; write two [[expect]] tables",
+                "15:12: `not-sent` must be a command's name or an array of them, like [\"put-back-level\", \"adopt-level\"], got array",
+                "20:1: `sent` does not go with `now-playing`",
             ]),
         Bad(name: "event that is not an array of tables", text: """
             [event]

@@ -66,4 +66,8 @@ public enum Expectation: Hashable, Sendable {
     case stream(StreamID, state: StreamState?, volume: Double?, muted: Bool?)
     /// `now-playing = "ID"`, or `""` for none.
     case nowPlaying(StreamID?)
+    /// `stream = "ID"` with `sent` and/or `not-sent` (``SentCommand/names``): which commands the engine
+    /// sent for the stream at this moment (by any event or deadline at the same `at` before this table),
+    /// and which it did not.
+    case sent(StreamID, sent: [String], notSent: [String])
 }

@@ -31,7 +31,9 @@ import TOMLKit
 /// `player`: a hook claimed Now Playing), `player-playing`, `player-paused`, `player-stopped` and
 /// `player-quiet` `= "org.mpris.MediaPlayer2.NAME"` (what the player says of itself: ``PlayerStatus``; a
 /// player never told of counts as playing). ``FixtureEvent`` writes them.
-/// An `[[expect]]` has `at` and either `stream = ID` as above or `now-playing = ID` (`""` for none).
+/// An `[[expect]]` has `at` and either `stream = ID` as above, `stream = ID` with `sent` and/or `not-sent`
+/// (the commands the engine sent it at that moment, by ``SentCommand``'s names), or `now-playing = ID`
+/// (`""` for none).
 /// Steps run by `at`; steps at the same time run in file order. Class names are checked by the runner,
 /// against the policy.
 public enum FixtureLoader {
@@ -101,7 +103,7 @@ public enum FixtureLoader {
     ]
     static let optionKeys = ["properties", "player", "level", "muted", "class", "corked", "held", "to", "port", "monitor",
                              "level-away", "muted-by-us"]
-    static let expectKeys = ["at", "stream", "state", "volume", "muted", "now-playing"]
+    static let expectKeys = ["at", "stream", "state", "volume", "muted", "sent", "not-sent", "now-playing"]
 
     private static func readAt(_ table: TOMLTable, at path: TOMLKeyPath, location: SourceLocation,
                                _ reader: TOMLReader) -> Milliseconds? {
@@ -327,14 +329,24 @@ extension FixtureLoader {
             reader.fail(location, "expect needs `stream` or `now-playing`")
             return nil
         case (false, true):
-            for key in ["state", "volume", "muted"] where table[key] != nil {
+            for key in ["state", "volume", "muted", "sent", "not-sent"] where table[key] != nil {
                 reader.fail(reader.map.keyLocation(path.appending(key)), "`\(key)` does not go with `now-playing`")
             }
             guard let id = reader.string(table, "now-playing", at: path) else { return nil }
             return .expect(.nowPlaying(id.isEmpty ? nil : StreamID(id)))
+        case (true, false) where table["sent"] != nil || table["not-sent"] != nil:
+            for key in ["state", "volume", "muted"] where table[key] != nil {
+                reader.fail(reader.map.keyLocation(path.appending(key)),
+                            "`\(key)` does not go with `sent` or `not-sent`; write two [[expect]] tables")
+            }
+            let id = readID(table, "stream", at: path, reader)
+            let sent = readCommandNames(table, "sent", at: path, reader)
+            let notSent = readCommandNames(table, "not-sent", at: path, reader)
+            guard let id, let sent, let notSent else { return nil }
+            return .expect(.sent(StreamID(id), sent: sent, notSent: notSent))
         case (true, false):
             guard ["state", "volume", "muted"].contains(where: { table[$0] != nil }) else {
-                reader.fail(location, "expect for a stream needs `state`, `volume` or `muted`")
+                reader.fail(location, "expect for a stream needs `state`, `volume`, `muted`, `sent` or `not-sent`")
                 return nil
             }
             let id = readID(table, "stream", at: path, reader)
@@ -357,5 +369,29 @@ extension FixtureLoader {
                   table["muted"] == nil || muted != nil else { return nil }
             return .expect(.stream(StreamID(id), state: state, volume: volume, muted: muted))
         }
+    }
+
+    /// `sent` or `not-sent`: a command's name (``SentCommand/names``) or an array of them; an absent key
+    /// is an empty list, and nil means an error was recorded.
+    private static func readCommandNames(_ table: TOMLTable, _ key: String, at path: TOMLKeyPath,
+                                         _ reader: TOMLReader) -> [String]? {
+        guard let value = table[key] else { return [] }
+        let expected = "`\(key)` must be a command's name or an array of them, like [\"put-back-level\", \"adopt-level\"]"
+        let written: [String]
+        if let one = value.string {
+            written = [one]
+        } else if let many = value.array, many.allSatisfy({ $0.string != nil }), !many.isEmpty {
+            written = many.compactMap(\.string)
+        } else {
+            return reader.mistyped(value, path.appending(key), expected)
+        }
+        var valid = true
+        for name in written where !SentCommand.names.contains(name) {
+            let hint = closest(to: name, in: SentCommand.names).map { " (did you mean \"\($0)\"?)" } ?? ""
+            reader.fail(reader.map.valueLocation(path.appending(key)),
+                        "unknown command \"\(name)\"\(hint); commands: \(SentCommand.names.joined(separator: ", "))")
+            valid = false
+        }
+        return valid ? written : nil
     }
 }

@@ -27,8 +27,10 @@ public struct FixtureRunner: Sendable {
         public var held: Bool { failures.isEmpty }
         /// The stream it is about; nil for `now-playing`.
         public var stream: StreamID? {
-            if case let .stream(id, _, _, _) = expectation { return id }
-            return nil
+            switch expectation {
+            case let .stream(id, _, _, _), let .sent(id, _, _): id
+            case .nowPlaying: nil
+            }
         }
     }
 
@@ -78,9 +80,16 @@ public struct FixtureRunner: Sendable {
         var outcomes: [Outcome] = []
         var unloaded: [Failure] = []
         var now: Milliseconds = 0
+        // What the engine sent at `now`, for `sent` expectations.
+        var sentNow: [Command] = []
+        func advance(to time: Milliseconds) {
+            if time > now { sentNow = [] }
+            now = max(now, time)
+        }
         func handle(_ event: Event) {
             observe(engine, .before(event, at: now))
             let commands = engine.handle(event, at: now)
+            sentNow += commands
             observe(engine, .after(event, at: now, commands: commands))
             // Obedient players say Paused at once (a real one takes a few ms; nothing happens between).
             guard fixture.playersObeyPause else { return }
@@ -88,15 +97,15 @@ public struct FixtureRunner: Sendable {
         }
         for step in fixture.steps {
             while let due = engine.nextDeadline, due <= step.at {
-                now = max(now, due)
+                advance(to: due)
                 handle(.tick)
             }
-            now = max(now, step.at)
+            advance(to: step.at)
             switch step.action {
             case let .event(event):
                 handle(event)
             case let .expect(expectation):
-                let failures = check(expectation, engine: engine, at: now, location: step.location)
+                let failures = check(expectation, engine: engine, sent: sentNow, at: now, location: step.location)
                 let outcome = Outcome(at: now, location: step.location, expectation: expectation, failures: failures)
                 outcomes.append(outcome)
                 observe(engine, .checked(outcome))
@@ -112,7 +121,7 @@ public struct FixtureRunner: Sendable {
         return Result(fixture: fixture, failures: unloaded + outcomes.flatMap(\.failures), outcomes: outcomes)
     }
 
-    private func check(_ expectation: Expectation, engine: Engine, at now: Milliseconds,
+    private func check(_ expectation: Expectation, engine: Engine, sent: [Command], at now: Milliseconds,
                        location: SourceLocation) -> [Failure] {
         var failures: [Failure] = []
         func fail(_ subject: String, _ expected: String, _ got: String) {
@@ -137,6 +146,15 @@ public struct FixtureRunner: Sendable {
             }
             if let muted, engine.isMuted(id) != muted {
                 fail("stream \"\(id)\" muted", "\(muted)", "\(engine.isMuted(id))")
+            }
+        case let .sent(id, expected, unexpected):
+            let names = sent.compactMap(SentCommand.names(of:)).filter { $0.stream == id }.flatMap(\.names)
+            let got = names.isEmpty ? "nothing" : names.joined(separator: ", ")
+            for name in expected where !names.contains(name) {
+                fail("stream \"\(id)\" sent", name, got)
+            }
+            for name in unexpected where names.contains(name) {
+                fail("stream \"\(id)\" not-sent", name, got)
             }
         }
         return failures

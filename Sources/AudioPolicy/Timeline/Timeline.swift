@@ -337,6 +337,10 @@ struct TimelineRecorder {
                 volume = wanted
             }
             if let muted { expected.append("muted \(muted)") }
+        case let .sent(id, sent, notSent):
+            lane = laneIndex[id] ?? self.lane(for: id, status: nil, at: outcome.at)
+            if !sent.isEmpty { expected.append("sent \(sent.joined(separator: ", "))") }
+            if !notSent.isEmpty { expected.append("not sent \(notSent.joined(separator: ", "))") }
         }
         let got = outcome.failures.map { failure in
             "\(failure.subject.split(separator: " ").last.map(String.init) ?? failure.subject) \(failure.got)"
