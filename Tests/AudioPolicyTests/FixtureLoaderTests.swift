@@ -188,7 +188,7 @@ struct FixtureLoaderTests {
             start = "a"
             end = "a"
             """, errors: [
-                "1:1: event needs one of `start`, `end`, `volume`, `mute`, `playing`, `paused`, `interrupt`, `interrupt-after-call`, `release`, `change`, `player-gone`, `audible`, `silent`, `measuring`, `capture`, `capture-end`, `player-changed`, `pause-ignored`, `claim`, `stop`, `output`, `output-gone`, `move`, `focus`, `window-closed`, `last-window-closed`, `focus-unknown`, `server-gone`, `reload`, `saved-start`, `pl… (64 more characters)",
+                "1:1: event needs one of `start`, `end`, `volume`, `mute`, `playing`, `paused`, `interrupt`, `interrupt-after-call`, `release`, `change`, `player-gone`, `audible`, `silent`, `measuring`, `capture`, `capture-end`, `player-changed`, `pause-ignored`, `claim`, `stop`, `output`, `output-gone`, `move`, `focus`, `window-closed`, `last-window-closed`, `focus-unknown`, `server-gone`, `reload`, `saved-start`, `le… (78 more characters)",
                 "4:1: event has `start` and `end`; an event does one thing",
             ]),
         Bad(name: "unknown event key", text: """
@@ -197,7 +197,7 @@ struct FixtureLoaderTests {
             start = "a"
             propertes = {}
             """, errors: [
-                "4:1: unknown key `propertes` in [[event]] (did you mean `properties`?); allowed keys: at, start, end, volume, mute, playing, paused, interrupt, interrupt-after-call, release, change, player-gone, audible, silent, measuring, capture, capture-end, player-changed, pause-ignored, claim, stop, output, output-gone, move, focus, window-closed, last-window-closed, focus-unknown, server-gone, reload, saved-star… (161 more characters)",
+                "4:1: unknown key `propertes` in [[event]] (did you mean `properties`?); allowed keys: at, start, end, volume, mute, playing, paused, interrupt, interrupt-after-call, release, change, player-gone, audible, silent, measuring, capture, capture-end, player-changed, pause-ignored, claim, stop, output, output-gone, move, focus, window-closed, last-window-closed, focus-unknown, server-gone, reload, saved-star… (173 more characters)",
             ]),
         Bad(name: "keys of another verb", text: """
             [[event]]

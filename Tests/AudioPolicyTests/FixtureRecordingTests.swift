@@ -10,6 +10,8 @@ private let everyEvent: [Event] = [
     .streamStarted("3", ["application.name": "linphone"], player: nil, playing: false),
     .startedAtOurSave("1", levelAway: true, mutedByUs: false),
     .startedAtOurSave("2", levelAway: false, mutedByUs: true),
+    .levelTold("1", muted: false),
+    .levelTold("2", muted: true),
     .streamChanged("1", ["media.role": "video"]),
     .streamEnded("1"),
     .userVolume("1", 0.25),

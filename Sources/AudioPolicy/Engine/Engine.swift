@@ -111,6 +111,8 @@ public struct Engine: Sendable {
             }
         case let .startedAtOurSave(id, levelAway, mutedByUs):
             putBackSavedStart(id, levelAway: levelAway, mutedByUs: mutedByUs, now: now, into: &out)
+        case let .levelTold(id, muted):
+            restateLevel(id, arrivedMuted: muted, now: now, into: &out)
         case let .streamEnded(id):
             end(id, now: now, into: &out)
         case let .userVolume(id, _):

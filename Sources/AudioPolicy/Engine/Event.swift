@@ -23,6 +23,13 @@ public enum Event: Hashable, Sendable {
     /// and it can be written; `mutedByUs`: its mute is our saved one, not its user's. The engine answers
     /// with ``Command/putBack(_:level:unmute:)`` for what its own decision left untouched.
     case startedAtOurSave(StreamID, levelAway: Bool, mutedByUs: Bool)
+    /// The server told the stream's level and mute only after it started (pipewire-pulse announces a new
+    /// stream with every channel at 0 and tells its restored volume a few ms later), `muted` or not. Nothing
+    /// could be written to it meanwhile (a duck computed from the placeholder 0 would silence it), so the
+    /// engine restates what it asks of the stream now: its duck or fade as a ramp from where it is, or the
+    /// policy's mute the stream arrived without. A mute its user gave it comes first, as
+    /// ``userMute(_:_:)``.
+    case levelTold(StreamID, muted: Bool)
     /// A stream's properties changed (it may be classified anew).
     case streamChanged(StreamID, Properties)
     /// A stream went away.

@@ -64,6 +64,7 @@ public struct FixtureEvent: Hashable, Sendable {
                       to: output?.rawValue)
         case let .startedAtOurSave(id, levelAway, mutedByUs):
             self.init(verb: "saved-start", id: id.rawValue, levelAway: levelAway ? true : nil, mutedByUs: mutedByUs ? true : nil)
+        case let .levelTold(id, muted): self.init(verb: "level-told", id: id.rawValue, muted: muted ? true : nil)
         case let .streamEnded(id): self.init(verb: "end", id: id.rawValue)
         case let .streamChanged(id, properties): self.init(verb: "change", id: id.rawValue, properties: properties)
         case let .userVolume(id, level): self.init(verb: "volume", id: id.rawValue, level: level)

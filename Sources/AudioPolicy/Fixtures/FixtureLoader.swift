@@ -27,7 +27,8 @@ import TOMLKit
 /// `player-gone = "org.mpris.MediaPlayer2.NAME"` (the player's app quit), `audible = ID` / `silent = ID`
 /// (what the stream's monitor says), `measuring = ID` (a meter started; its verdict is pending), `capture = ID` (+ `properties`, `monitor`, `corked`: a capture stream appeared or changed; the engine decides whether its app records from a microphone),
 /// `capture-end = ID`, `player-changed = ID` (+ `player`; without it the stream has no player any more),
-/// `pause-ignored = ID` (its player stayed Playing after Pause) and `claim = TOKEN` (+ `properties`,
+/// `pause-ignored = ID` (its player stayed Playing after Pause), `saved-start = ID` (+ `level-away`,
+/// `muted-by-us`), `level-told = ID` (+ `muted`) and `claim = TOKEN` (+ `properties`,
 /// `player`: a hook claimed Now Playing), `player-playing`, `player-paused`, `player-stopped` and
 /// `player-quiet` `= "org.mpris.MediaPlayer2.NAME"` (what the player says of itself: ``PlayerStatus``; a
 /// player never told of counts as playing). ``FixtureEvent`` writes them.
@@ -80,7 +81,8 @@ public enum FixtureLoader {
                             "release", "change",
                             "player-gone", "audible", "silent", "measuring", "capture", "capture-end",
                             "player-changed", "pause-ignored", "claim", "stop", "output", "output-gone", "move",
-                            "focus", "window-closed", "last-window-closed", "focus-unknown", "server-gone", "reload", "saved-start"]
+                            "focus", "window-closed", "last-window-closed", "focus-unknown", "server-gone", "reload", "saved-start",
+                             "level-told"]
         + PlayerStatus.allCases.map(playerStatusVerb)
     /// `player-playing = "org.mpris.MediaPlayer2.NAME"` and the like: what the player says (``PlayerStatus``).
     static func playerStatusVerb(_ status: PlayerStatus) -> String { "player-\(status.rawValue)" }
@@ -100,6 +102,7 @@ public enum FixtureLoader {
         "output": ([], ["properties", "port"]),
         "move": (["to"], []),
         "saved-start": ([], ["level-away", "muted-by-us"]),
+        "level-told": ([], ["muted"]),
     ]
     static let optionKeys = ["properties", "player", "level", "muted", "class", "corked", "held", "to", "port", "monitor",
                              "level-away", "muted-by-us"]
@@ -173,6 +176,10 @@ extension FixtureLoader {
         case "mute":
             guard let muted = reader.bool(table, "muted", at: path), let id else { return nil }
             return .event(.userMute(id, muted))
+        case "level-told":
+            let muted = reader.bool(table, "muted", at: path)
+            guard let id, table["muted"] == nil || muted != nil else { return nil }
+            return .event(.levelTold(id, muted: muted ?? false))
         case "interrupt", "interrupt-after-call":
             let properties = readProperties(table, at: path, reader)
             guard let className = reader.string(table, "class", at: path), let id,

@@ -1,5 +1,5 @@
-/// What the daemon does when a server tells a new stream's volume and mute late: the levels stage's
-/// rule, shared by the daemon and the rehearsal of fixtures and properties.
+/// Whose a new stream's level and mute are when a server tells them late: the levels stage's rule, shared
+/// by the daemon and the rehearsal of fixtures and properties.
 ///
 /// pipewire-pulse (0.3.65) announces a new stream with every channel at 0 and tells its restored volume
 /// and mute a few milliseconds later. Nothing is written to it meanwhile — a duck computed from the
@@ -7,8 +7,8 @@
 /// arrives, from the one the server restored — but the policy may already have ducked it or faded it
 /// out. When the volume arrives it is the stream's own level, or the level under it when the server
 /// restored one of our saved ducks (``StartOrigin``); a mute it arrives with is its user's unless it is
-/// our saved one, and the policy's mute yields to it; what the policy asked for meanwhile is written
-/// then, unless a running ramp writes it at its next step.
+/// our saved one, and the policy's mute yields to it. What the policy asked for meanwhile is the
+/// engine's to restate (``Event/levelTold(_:muted:)``).
 public struct LateVolume: Equatable, Sendable {
     /// The stream's own level from now on.
     public var own: ChannelVolumes
@@ -21,21 +21,15 @@ public struct LateVolume: Equatable, Sendable {
     public var adopted: Bool
     /// Whether the policy's mute, asked for meanwhile, yields to its user's mute (never to be undone by us).
     public var policyYields: Bool
-    /// Whether the factor the policy asked for meanwhile is written now.
-    public var writeWanted: Bool
-    /// Whether the policy's mute, asked for meanwhile and held back, is sent now (its fade ended meanwhile).
-    public var muteNow: Bool
 
     /// The stream's volume arrived at `volume`, `muted`; `origin`: the levels stage's answer about a start
-    /// at them (``LevelOwnership/origin(of:key:volume:muted:volumeKnown:now:)``); `rampRunning`: a ramp of
-    /// the policy's writes its next step (and mutes at a fade-out's end); `policyMuted`: the policy mutes it.
-    public static func arrived(at volume: ChannelVolumes, muted: Bool, origin: StartOrigin?, rampRunning: Bool,
+    /// at them (``LevelOwnership/origin(of:key:volume:muted:volumeKnown:now:)``); `policyMuted`: the policy
+    /// mutes it.
+    public static func arrived(at volume: ChannelVolumes, muted: Bool, origin: StartOrigin?,
                                policyMuted: Bool) -> LateVolume {
         let start = StartOrigin(own: origin?.own ?? volume, mutedByUs: muted && (origin?.mutedByUs ?? false))
         let usersMute = StartOrigin.usersMute(startedMuted: muted, mutedByUs: start.mutedByUs, held: false)
-        let muteNow = policyMuted && !muted && !rampRunning
         return LateVolume(own: start.own, mutedByUs: start.mutedByUs, usersMute: usersMute,
-                          adopted: start.needsCorrection(startedAt: volume), policyYields: policyMuted && usersMute,
-                          writeWanted: !rampRunning && (!policyMuted || muteNow), muteNow: muteNow)
+                          adopted: start.needsCorrection(startedAt: volume), policyYields: policyMuted && usersMute)
     }
 }

@@ -100,13 +100,13 @@ extension Actuation {
     }
 
     /// The server told the stream's volume and mute late (pipewire-pulse): the levels stage says what its
-    /// own level is, whether its mute is its user's, and what of the engine's commands held back meanwhile
-    /// (``LiveStream/wanted``, the policy's mute) is written now (``LateVolume``).
+    /// own level is and whether its mute is its user's (``LateVolume``). What the engine asked for meanwhile
+    /// is the engine's to ask again once it hears of it (``Event/levelTold(_:muted:)``).
     private func volumeArrived(_ index: UInt32) -> SavedStart {
         guard let live = streams[index] else { return SavedStart() }
         log.debug("stream \(index): the server told its level: \(Self.levelText(live.input))")
         let late = LateVolume.arrived(at: live.input.volume, muted: live.input.muted, origin: savedOrigin(index),
-                                      rampRunning: ramps.running[index] != nil, policyMuted: live.policyMuted)
+                                      policyMuted: live.policyMuted)
         if restore?.volumeArrived(live.input) == true { journalSavedMute(of: live.input.restoreID) }
         update(index) { $0.ownVolume = late.own }
         if late.policyYields {
@@ -117,10 +117,6 @@ extension Actuation {
                 $0.heldForLoss = false
             }
         }
-        // On record before what was held back goes out.
-        journalSync(index)
-        if late.writeWanted { write(index, factor: live.wanted) }
-        if late.muteNow { writeMute(index, true) }
         journalSync(index)
         return SavedStart(adopted: late.adopted, mutedByUs: late.mutedByUs,
                           levelAway: Self.levelAway(live.input, own: late.own))

@@ -173,6 +173,8 @@ final class ServerIntake {
             // its app or role (unless it is ours), as a muted start is (see `streamAdded`).
             feed(.userMute(id, true))
         }
+        // What the engine asked for while nothing could be written.
+        if lateStart != nil { feed(.levelTold(id, muted: input.muted)) }
         if let lateStart, lateStart.adopted {
             feed(.startedAtOurSave(id, levelAway: lateStart.levelAway, mutedByUs: lateStart.mutedByUs))
         }

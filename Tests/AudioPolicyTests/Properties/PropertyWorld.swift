@@ -345,6 +345,12 @@ struct PropertyGenerator {
             let news = Event.startedAtOurSave(id, levelAway: rng.chance(0.7), mutedByUs: rng.chance(0.4))
             queue.insert(PropertyStep(gap: rng.chance(0.7) ? 0 : rng.int(1...100), action: .event(news)), at: 0)
         }
+        // Its level told a few ms late (pipewire-pulse), muted or not: the engine asks again for what it
+        // asked meanwhile.
+        if rng.chance(0.15) {
+            let news = Event.levelTold(id, muted: muted || rng.chance(0.2))
+            queue.insert(PropertyStep(gap: rng.int(1...100), action: .event(news)), at: 0)
+        }
         return PropertyStep(gap: gap(), action: .event(.streamStarted(id, properties, player: player, playing: !corked,
                                                                       muted: muted, output: output)))
     }

@@ -163,9 +163,9 @@ public struct RehearsedDaemon: Sendable {
     }
 
     /// The server told the volume and mute of a stream it announced without them: the levels stage says
-    /// what its own level is, whether its mute is its user's and what of the policy's writes held back
-    /// meanwhile is written now (``LateVolume``), and a start at a level or mute of ours is put right
-    /// (``SavedStartCorrection``).
+    /// what its own level is and whether its mute is its user's (``LateVolume``); what the policy asked for
+    /// meanwhile is written now, as the engine restates it (``Event/levelTold(_:muted:)``: here no ramp
+    /// runs), and a start at a level or mute of ours is put right (``SavedStartCorrection``).
     public mutating func volumeArrived(_ index: UInt32, on server: inout SavingServer, at now: Milliseconds) {
         guard connected, var record = live[index], record.volumePending, let stream = server.streams[index] else {
             return
@@ -173,8 +173,12 @@ public struct RehearsedDaemon: Sendable {
         var origin = ownership.origin(of: index, key: stream.key, volume: stream.volume, muted: stream.muted,
                                       volumeKnown: true, now: UInt64(now) * 1000)
         if takesStartMutesForTheUsers { origin?.mutedByUs = false }
-        let late = LateVolume.arrived(at: stream.volume, muted: stream.muted, origin: origin, rampRunning: false,
+        let late = LateVolume.arrived(at: stream.volume, muted: stream.muted, origin: origin,
                                       policyMuted: record.policyMuted)
+        // The engine's restatement with no ramp running: the policy's mute where the stream arrived
+        // without one, the factor where the policy does not mute it.
+        let muteNow = record.policyMuted && !stream.muted
+        let writeWanted = !record.policyMuted || muteNow
         let savedMuteOurs = ownership.volumeArrived(index, key: stream.key, muted: stream.muted)
         record.volumePending = false
         record.own = late.own
@@ -186,8 +190,8 @@ public struct RehearsedDaemon: Sendable {
         live[index] = record
         if savedMuteOurs { journalSavedMute(of: stream.key) }
         journalSync(index)
-        if late.writeWanted { write(index, factor: record.wanted, on: &server, at: now) }
-        if late.muteNow { writeMute(index, true, on: &server, at: now, continuesBatch: late.writeWanted) }
+        if writeWanted { write(index, factor: record.wanted, on: &server, at: now) }
+        if muteNow { writeMute(index, true, on: &server, at: now, continuesBatch: writeWanted) }
         if late.adopted, let written = live[index] {
             correctStart(index, StartOrigin(own: late.own, mutedByUs: late.mutedByUs), at: stream.volume,
                          untouched: written.factor == 1, policyMuted: written.policyMuted, on: &server, now: now)

@@ -1,0 +1,23 @@
+/// A stream whose level the server told only after it started (``Event/levelTold(_:muted:)``): what the
+/// engine asked of it meanwhile, which the shell could not write, is asked again.
+extension Engine {
+    /// Restates the stream's duck, fade or mute from where it is now: a ramp still on its way as the rest
+    /// of it (the shell's copy of it may have run out, or on a different clock), a steady duck as a write
+    /// of its factor, the policy's mute as a mute when the stream arrived without one. The engine, not
+    /// the shell, knows what it asked for; a stream left alone needs nothing.
+    mutating func restateLevel(_ id: StreamID, arrivedMuted: Bool, now: Milliseconds, into out: inout [Command]) {
+        guard let stream = streams[id], stream.isLive, !stream.isHook else { return }
+        let policyMutes = stream.pausedBy == .mute || stream.outputLoss?.holdsMute == true
+        let ramp = stream.ramp
+        let here = ramp.value(at: now)
+        if !ramp.isSteady, now < ramp.end {
+            let rest = ramp.end - now
+            out.append(policyMutes && ramp.to == 0 ? .mute(id, from: here, fade: rest)
+                                                   : .ramp(id, from: here, to: ramp.to, duration: rest))
+        } else if policyMutes {
+            if !arrivedMuted { out.append(.mute(id, from: here, fade: 0)) }
+        } else if here != 1 {
+            out.append(.ramp(id, from: here, to: here, duration: 0))
+        }
+    }
+}
