@@ -10,14 +10,23 @@ extension Engine {
         let policyMutes = stream.pausedBy == .mute || stream.outputLoss?.holdsMute == true
         let ramp = stream.ramp
         let here = ramp.value(at: now)
+        let action: String
         if !ramp.isSteady, now < ramp.end {
             let rest = ramp.end - now
-            out.append(policyMutes && ramp.to == 0 ? .mute(id, from: here, fade: rest)
-                                                   : .ramp(id, from: here, to: ramp.to, duration: rest))
+            let fades = policyMutes && ramp.to == 0
+            out.append(fades ? .mute(id, from: here, fade: rest) : .ramp(id, from: here, to: ramp.to, duration: rest))
+            action = fades ? "its fade-out resumed from where it is" : "its ramp resumed from where it is"
         } else if policyMutes {
-            if !arrivedMuted { out.append(.mute(id, from: here, fade: 0)) }
+            guard !arrivedMuted else { return }
+            out.append(.mute(id, from: here, fade: 0))
+            action = "muted, as the policy had it meanwhile"
         } else if here != 1 {
             out.append(.ramp(id, from: here, to: here, duration: 0))
+            action = "its duck written"
+        } else {
+            return
         }
+        // The log and `explain` say why a stream was written a few ms after it started.
+        out.append(.decision(decision(stream, reason: "the server told its level only after it started", action: action)))
     }
 }
