@@ -7,7 +7,7 @@ extension Engine {
     /// the shell, knows what it asked for; a stream left alone needs nothing.
     mutating func restateLevel(_ id: StreamID, arrivedMuted: Bool, now: Milliseconds, into out: inout [Command]) {
         guard let stream = streams[id], stream.isLive, !stream.isHook else { return }
-        let policyMutes = stream.pausedBy == .mute || stream.outputLoss?.holdsMute == true
+        let policyMutes = stream.policyMutes
         let ramp = stream.ramp
         let here = ramp.value(at: now)
         let action: String

@@ -7,7 +7,7 @@ extension Engine {
     mutating func putBackSavedStart(_ id: StreamID, levelAway: Bool, mutedByUs: Bool, now: Milliseconds,
                                     into out: inout [Command]) {
         guard let stream = streams[id], stream.isLive, !stream.isHook else { return }
-        let policyMuted = stream.pausedBy == .mute || stream.outputLoss?.holdsMute == true
+        let policyMuted = stream.policyMutes
         // Its level left alone: at factor 1, and no ramp still on its way (a duck and its restore over is
         // alone again).
         let untouched = !policyMuted && stream.ramp.to == 1 && (stream.ramp.isSteady || now >= stream.ramp.end)

@@ -186,12 +186,12 @@ public struct Engine: Sendable {
         for id in streams.ids {
             guard var stream = streams[id], stream.isLive, !stream.isHook else { continue }
             let current = stream.ramp.value(at: now)
-            if stream.pausedBy == .mute || stream.outputLoss?.holdsMute == true {
+            if stream.policyMutes {
                 out.append(.unmute(id, to: 1, fade: fade))
             } else if current != 1 || !stream.ramp.isSteady {
                 out.append(.ramp(id, from: current, to: 1, duration: fade))
             }
-            let muted = stream.pausedBy == .mute || stream.outputLoss?.holdsMute == true
+            let muted = stream.policyMutes
             stream.ramp = Ramp(from: muted ? 0 : current, to: 1, start: now, duration: fade)
             stream.pausedBy = nil
             stream.outputLoss = nil
@@ -269,7 +269,7 @@ public struct Engine: Sendable {
 
     /// Whether the mute fallback holds the stream muted.
     public func isMuted(_ id: StreamID) -> Bool {
-        streams[id]?.pausedBy == .mute || streams[id]?.outputLoss?.holdsMute == true
+        streams[id]?.policyMutes == true
     }
 
     /// Why the loss of its output holds the stream muted or paused (`headset "WH-1000XM4" went away`), nil

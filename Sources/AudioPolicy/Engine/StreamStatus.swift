@@ -56,7 +56,7 @@ public struct StreamStatus: Hashable, Sendable, Codable {
         factor = stream.ramp.value(at: now)
         target = stream.ramp.to
         settlesAt = max(now, stream.ramp.end)
-        muted = stream.pausedBy == .mute || stream.outputLoss?.holdsMute == true
+        muted = stream.policyMutes
         isHook = stream.isHook
         reason = stream.classification.reason
         audible = stream.audibility.audible

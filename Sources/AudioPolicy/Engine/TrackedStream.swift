@@ -161,9 +161,13 @@ struct TrackedStream: Sendable {
     /// stream id.
     var applicationName: String { AppName.forPeople(properties, id: id) }
 
+    /// Whether the policy holds this stream muted: the mute fallback of a pause, or the loss of its output.
+    /// One rule, read by every place that restores, restates or reports a mute.
+    var policyMutes: Bool { pausedBy == .mute || outputLoss?.holdsMute == true }
+
     /// True while the policy's changes to this stream are still in force (so its saved volume is wrong).
     func isAltered(at now: Milliseconds) -> Bool {
-        pausedBy == .mute || effect != .none || ramp.value(at: now) != 1 || outputLoss?.holdsMute == true
+        policyMutes || effect != .none || ramp.value(at: now) != 1
     }
 
     func state(at now: Milliseconds) -> StreamState {
