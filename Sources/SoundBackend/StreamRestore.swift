@@ -174,7 +174,7 @@ public final class StreamRestore {
     /// What an earlier run (or a server that went away) left changed, before its streams are restored.
     public func recovered(_ streams: [WrittenStream]) {
         refresh()
-        ledger.recovered(streams)
+        ledger.recovered(streams, now: MainLoop.monotonicMicroseconds())
     }
 
     // MARK: - A new stream

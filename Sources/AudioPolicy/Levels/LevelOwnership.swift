@@ -41,6 +41,12 @@ public struct LevelOwnership: Sendable {
     /// else mutes a stream of the key or a repair writes its entry. Not a window alone: an app that starts
     /// its stream muted a moment after our unmute was applied is muted by its user (the property run).
     private var handOvers: [String: HandOver] = [:]
+    /// Until when (µs) a start at a balanced copy of a recovered stream's balanced own level is taken for
+    /// a step of the earlier run's ramp (``SavedWrites/origin(of:muted:key:index:mutedByUs:balancedSteps:)``):
+    /// ``lateWriteWindow`` after the recovery, whose writes (the own levels of the streams present, the
+    /// repairs of those gone) the server saves over any step within milliseconds. Later, such a level is
+    /// one its user or app chose.
+    private var balancedStepsUntil: UInt64?
     /// Keys whose saved mute is, as last told, a mute someone else set (``theyMuted(_:key:muted:)``): our
     /// mute written over it hands the saved mute to us, and a stream that starts before the server applied
     /// that write has theirs.
@@ -357,9 +363,12 @@ public struct LevelOwnership: Sendable {
 
     /// What an earlier run (or a server that went away) left changed, before its streams are restored:
     /// what it wrote may be saved too.
-    public mutating func recovered(_ streams: [WrittenStream]) {
+    /// `now`: when (µs); a start at a balanced step of its ramps counts as ours for ``lateWriteWindow``
+    /// (``balancedStepsUntil``).
+    public mutating func recovered(_ streams: [WrittenStream], now: UInt64? = nil) {
         repairing = []
         writes.recovered(streams, server: server)
+        balancedStepsUntil = streams.isEmpty ? nil : now.map { $0 + Self.lateWriteWindow }
     }
 
     // MARK: - A new stream
@@ -377,7 +386,8 @@ public struct LevelOwnership: Sendable {
                     || writes.origin(of: volume, muted: false, key: key, index: index) != nil)
         } ?? key.flatMap { handOver(of: $0, now: now) }.map { !$0.toOurs }
         guard saving != nil, volumeKnown,
-              var origin = writes.origin(of: volume, muted: muted, key: key, index: index, mutedByUs: savedBefore),
+              var origin = writes.origin(of: volume, muted: muted, key: key, index: index, mutedByUs: savedBefore,
+                                         balancedSteps: balancedStepsUntil.map { now < $0 } ?? false),
               origin.own.channels == volume.channels else { return nil }
         // A level remembered from an earlier run has no channel map: the stream's is the one.
         if origin.own.channelMap.isEmpty { origin.own.channelMap = volume.channelMap }

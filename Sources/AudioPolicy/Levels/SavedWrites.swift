@@ -187,18 +187,22 @@ public struct SavedWrites: Sendable {
     /// and our saved mute — this run's, or an earlier run's when the stream started after it, or one an
     /// write of ours not yet applied left saved (`mutedByUs`: what the mute saved before that write
     /// was, when one is in flight). Nil when neither is ours.
+    /// `balancedSteps`: whether a balanced copy of a balanced own level counts as an earlier run's ramp
+    /// step too (only while its recovery's writes may not be saved yet: ``LevelOwnership``).
     public func origin(of volume: ChannelVolumes, muted: Bool, key: String?, index: UInt32,
-                       mutedByUs savedBefore: Bool? = nil) -> Origin? {
+                       mutedByUs savedBefore: Bool? = nil, balancedSteps: Bool = false) -> Origin? {
         guard let key else { return nil }
         let mutedByUs = muted && (savedBefore ?? savedMuteIsOurs(key: key, index: index))
         if let write = writes[key]?.last(where: { $0.volume.matches(volume) }) {
             return Origin(own: write.own, mutedByUs: mutedByUs)
         }
         // A step of an earlier run's ramp: a copy of a journaled stream's own level scaled down by one
-        // factor. Told apart from a user's level only when the own level's channels differ (a user's
-        // balanced level is a scaled copy of every balanced level).
+        // factor. Told apart from a user's level when the own level's channels differ; a balanced one
+        // (a fresh server's 100 %) only with `balancedSteps` (a user's balanced level is a scaled copy of
+        // every balanced level; the soak, on PipeWire: a SIGKILL mid-duck left 54 % of the music's
+        // 100 % saved, the next daemon took it for the music's own level and saved it back for good).
         let earlierStep = earlier[key]?.last { stream in
-            !volume.matches(stream.own) && Self.isUnbalanced(stream.own) && stream.isScaledDown(volume)
+            !volume.matches(stream.own) && (balancedSteps || Self.isUnbalanced(stream.own)) && stream.isScaledDown(volume)
         }
         if let stream = earlierStep { return Origin(own: stream.own, mutedByUs: mutedByUs || (muted && stream.policyMuted)) }
         // A duck some run settled at, which the server kept (``rememberSettled(_:)``).

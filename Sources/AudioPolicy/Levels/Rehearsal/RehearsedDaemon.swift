@@ -60,7 +60,7 @@ public struct RehearsedDaemon: Sendable {
         ownership.connected(saving: server.saving, server: server.cookie)
         ownership.rememberSettled(settledDucks)
         let entries = journal.values.sorted { $0.written.index < $1.written.index }
-        ownership.recovered(entries.map(\.written))
+        ownership.recovered(entries.map(\.written), now: UInt64(now) * 1000)
         _ = ownership.rememberSettled(entries.map(\.written))
         recoveredHolds = []
         var gone: [WrittenStream] = []
