@@ -250,7 +250,6 @@ public final class ALSAPluginServer: StreamServer {
 
     /// Nothing is saved on ALSA: a stream's gain lives and dies with it in its plugin.
     public var savedLevels: (any SavedLevels)? { nil }
-    public var restore: StreamRestore? { nil }
 
     // MARK: - Measuring
 

@@ -141,10 +141,9 @@ public final class Daemon {
     }
 
     /// The real sound server: a maker of libpulse's connections (to PulseAudio or pipewire-pulse), one
-    /// per (re)connect, all sharing one bookkeeping of the server's saved levels (``StreamRestore``).
+    /// per (re)connect (actuation keeps one bookkeeping of the server's saved levels for all of them).
     public static func pulseConnections() -> (MainLoop) -> any StreamServer {
-        let restore = StreamRestore()
-        return { loop in PulseConnection(loop: loop, applicationName: "audio-policyd", restore: restore) }
+        { loop in PulseConnection(loop: loop, applicationName: "audio-policyd") }
     }
 
     /// Runs until SIGTERM/SIGINT (then restores everything first). Returns the exit code.

@@ -51,9 +51,6 @@ public final class PulseConnection {
     /// process: the start of the daemon's reaction time.
     public internal(set) var lastEventReceivedAt: UInt64?
 
-    /// The saved levels' bookkeeping this connection is one of the connections of (``StreamServer/restore``).
-    public let restore: StreamRestore?
-
     // MARK: - Internals
 
     let loop: MainLoop
@@ -76,10 +73,7 @@ public final class PulseConnection {
     /// - Parameters:
     ///   - applicationName: shown by `pactl list clients` and mixers.
     ///   - properties: further client properties (`application.id`, …).
-    ///   - restore: the saved levels' bookkeeping of the daemon's connections (one for all of them).
-    public init(loop: MainLoop, applicationName: String, properties: [String: String] = [:],
-                restore: StreamRestore? = nil) {
-        self.restore = restore
+    public init(loop: MainLoop, applicationName: String, properties: [String: String] = [:]) {
         self.loop = loop
         self.applicationName = applicationName
         self.properties = properties

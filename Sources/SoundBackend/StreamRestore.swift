@@ -2,14 +2,15 @@ import AudioPolicy
 import EventLoop
 import Logging
 
-/// The pulse backend's saved levels as the daemon must deal with them: the stream-restore I/O (reading
-/// entries, writing repairs) around the levels stage's decisions (``LevelOwnership``).
+/// A server's saved levels as the daemon must deal with them: the saved-entry I/O (reading entries,
+/// writing repairs, through the backend's ``SavedLevels``) around the levels stage's decisions
+/// (``LevelOwnership``).
 ///
 /// Only a server with saved levels needs any of this (PulseAudio's module-stream-restore, WirePlumber's
 /// restore-stream through pipewire-pulse): there every level written to a stream, ours included,
-/// becomes its app's or role's entry and the start of its next stream. So the pulse backend owns it
-/// (``StreamServer/restore``), one for all its connections, since what a server saved outlives a
-/// connection to it; ALSA saves nothing and has none. It turns snapshots into the facts the ledger
+/// becomes its app's or role's entry and the start of its next stream. The daemon's actuation owns one
+/// for its whole life, since what a server saved outlives a connection to it, and uses it while the
+/// connected backend has saved levels (ALSA saves nothing); no backend has to carry it. It turns snapshots into the facts the ledger
 /// takes, with the loop's clock and the connected server's saving model (``ServerSaving``) and
 /// instance, and carries out the repairs. Touched only on the loop's thread.
 public final class StreamRestore {

@@ -47,10 +47,6 @@ public protocol StreamServer: AnyObject {
     /// The levels the server saves per app or role and hands to their next stream (nil: it saves none,
     /// as on ALSA, so nothing the daemon writes outlives its stream and nothing needs repair).
     var savedLevels: (any SavedLevels)? { get }
-    /// The backend's bookkeeping of those saved levels: what the server saved of our writes, and the
-    /// repairs (nil when it saves none). One for all the backend's connections, as what the server saved
-    /// outlives a connection to it.
-    var restore: StreamRestore? { get }
 
     // MARK: Measuring
 

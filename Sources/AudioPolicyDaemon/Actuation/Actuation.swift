@@ -24,9 +24,12 @@ final class Actuation {
     /// each entry, for the next run's recovery (``JournalEntry/duckLevels``). Kept run-wide, not per
     /// stream, so that an entry prepared ahead still matches when its first duck is recorded.
     private(set) var duckLevels: [Double] = []
-    /// The backend's bookkeeping of the server's saved levels (``StreamServer/restore``; nil on ALSA,
-    /// which saves none): told what is written, asked where a new stream's start came from.
+    /// The bookkeeping of the connected server's saved levels while it has them (nil on ALSA, which saves
+    /// none): told what is written, asked where a new stream's start came from.
     private(set) var restore: StreamRestore?
+    /// That bookkeeping, one for the daemon's whole life: what a server saved of our writes outlives a
+    /// connection to it (a server restart, a reconnect). The backends only report facts and take writes.
+    private let savedLevelsBook = StreamRestore()
     /// Streams an earlier run held muted for a lost output, kept muted by recovery: the engine hears them
     /// held when they are added (``streamAppeared(_:)``).
     var recoveredHolds: Set<UInt32> = []
@@ -65,7 +68,7 @@ final class Actuation {
 
     func connected(to server: any StreamServer) {
         self.server = server
-        restore = server.restore
+        restore = server.savedLevels == nil ? nil : savedLevelsBook
         restore?.log = log
         restore?.onSavedMuteTheirs = { [unowned self] key in journalSavedMute(of: key) }
         restore?.connected(to: server)

@@ -92,9 +92,8 @@ public final class LiveBenchmark {
         options.journalDurableCopy = folder + "/journal.json"
         // The real server, timed from outside the daemon (a new one on each reconnect).
         var timed: TimedServer?
-        let restore = StreamRestore()
         let daemon = Daemon(options: options, server: { loop in
-            let server = TimedServer(loop: loop, restore: restore)
+            let server = TimedServer(loop: loop)
             timed = server
             return server
         })

@@ -26,9 +26,8 @@ public final class TimedServer: StreamServer {
     public private(set) var removalReactions: [UInt64] = []
     private var sinkRemovedAt: UInt64?
 
-    /// - Parameter restore: the saved levels' bookkeeping, one for every connection the daemon makes.
-    public init(loop: MainLoop, restore: StreamRestore) {
-        inner = PulseConnection(loop: loop, applicationName: "audio-policyd", restore: restore)
+    public init(loop: MainLoop) {
+        inner = PulseConnection(loop: loop, applicationName: "audio-policyd")
         inner.onStreamTimed = { [unowned self] index, announced, described in
             timed[index] = (announced, described)
         }
@@ -108,5 +107,4 @@ public final class TimedServer: StreamServer {
     public func connect() { inner.connect() }
     public func drain(_ completion: @escaping () -> Void) { inner.drain(completion) }
     public var savedLevels: (any SavedLevels)? { inner.savedLevels }
-    public var restore: StreamRestore? { inner.restore }
 }

@@ -50,12 +50,11 @@ final class FakeSoundServer {
     private var connections: [FakeServerConnection] = []
     private var nextIndex: UInt32 = 1
 
-    /// A daemon's server factory. Its connections share one bookkeeping of the saved levels, as a daemon's
-    /// pulse backend does (``Daemon/pulseConnections()``); a new daemon (after a "crash") gets a new one.
+    /// A daemon's server factory: a new connection for each (re)connect, as ``Daemon/pulseConnections()``
+    /// makes (the daemon keeps one bookkeeping of the saved levels for all of them).
     func daemonConnections() -> (MainLoop) -> any StreamServer {
-        let restore = StreamRestore()
-        return { [unowned self] loop in
-            let connection = FakeServerConnection(server: self, loop: loop, restore: restore)
+        { [unowned self] loop in
+            let connection = FakeServerConnection(server: self, loop: loop)
             connections.append(connection)
             return connection
         }
@@ -215,7 +214,6 @@ final class FakeSoundServer {
 /// One client's connection to a ``FakeSoundServer``: what a ``PulseConnection`` would deliver.
 final class FakeServerConnection: StreamServer, SavedLevels {
     var savedLevels: (any SavedLevels)? { self }
-    let restore: StreamRestore?
     var savesMuteWithEveryChange: Bool { server.savesMuteWithEveryChange }
     var serverCookie: UInt32? { server.cookie }
     var onNews: (ServerNews) -> Void = { _ in }
@@ -232,9 +230,8 @@ final class FakeServerConnection: StreamServer, SavedLevels {
     private var told: [UInt32: SinkInput] = [:]
     private var snapshotTold = false
 
-    init(server: FakeSoundServer, loop: MainLoop, restore: StreamRestore) {
+    init(server: FakeSoundServer, loop: MainLoop) {
         self.server = server
-        self.restore = restore
         deliveryTimer = MainLoop.Timer(loop: loop) { [weak self] in self?.deliver() }
     }
 
