@@ -30,7 +30,7 @@ extension SoakRun {
     func evaluate(_ checkpoint: Checkpoint) {
         guard case let .settling(current) = phase, current === checkpoint else { return }
         registerStreams()
-        let problems = settleProblems()
+        let (problems, daemonBusy) = settleProblems()
         let now = MainLoop.monotonicMicroseconds()
         if problems.isEmpty {
             if plan.fault == .strayVolume, !faultInjected, injectStrayVolume() {
@@ -46,10 +46,19 @@ extension SoakRun {
             if checkpoint.holdsFault, now < checkpoint.deadline { return }
             return settled(checkpoint, at: now)
         }
+        let waits = problems.joined(separator: "; ")
+        if waits != checkpoint.waitingFor {
+            checkpoint.waitingFor = waits
+            trace("checkpoint \(checkpoint.number) waits: " + waits)
+        }
         guard now >= checkpoint.deadline else {
             // The churn's one timer may have been taken meanwhile (a lost app, the daemon back): the
-            // deadline must stay on it, or a checkpoint that never settles waits forever.
-            tick?.schedule(at: checkpoint.deadline)
+            // deadline must stay on it, or a checkpoint that never settles waits forever. While the
+            // daemon still ramps a stream, it is asked again a step later: its last step can reach the
+            // server (and the mixer's event come) a few ms before its own ramp ends, after which no
+            // event comes (the 120 s churn on PulseAudio, seed 7334: a checkpoint waited its whole 15 s
+            // for a restore that was over, and the next checkpoints of a short churn may not fit).
+            tick?.schedule(at: daemonBusy ? min(checkpoint.deadline, now + 20_000) : checkpoint.deadline)
             return
         }
         for problem in problems { violation("checkpoint \(checkpoint.number): \(problem)") }
@@ -57,10 +66,12 @@ extension SoakRun {
     }
 
     /// What is not yet as the user left it: apps that should have ended, a daemon that still ducks or
-    /// pauses something, and surviving streams away from the user's level or mute.
-    func settleProblems() -> [String] {
+    /// pauses something, and surviving streams away from the user's level or mute. `daemonBusy`: the
+    /// daemon still has a stream away from factor 1 (its ramps end on its own clock, with no event).
+    func settleProblems() -> (problems: [String], daemonBusy: Bool) {
         var problems: [String] = []
-        guard mixer.isReady else { return ["the mixer is not connected"] }
+        var daemonBusy = false
+        guard mixer.isReady else { return (["the mixer is not connected"], false) }
         let survivors = apps.values.filter(\.kind.survives)
         let ours = Set(survivors.compactMap(\.index))
         for (index, stream) in mixer.streams.sorted(by: { $0.key < $1.key }) where !ours.contains(index) {
@@ -77,6 +88,7 @@ extension SoakRun {
                 }
                 let corked = mixer.streams[index]?.corked == true
                 if abs(row.factor - 1) > 1e-6 || row.state == .ducked || (row.state == .paused && !corked) {
+                    daemonBusy = daemonBusy || abs(row.factor - 1) > 1e-6
                     problems.append("the daemon still has stream #\(index) (\(row.application)) \(row.state.rawValue), "
                         + String(printf: "factor %.3f", row.factor))
                 }
@@ -96,7 +108,7 @@ extension SoakRun {
                     + "the user left it \(level.muted ? "muted" : "unmuted")")
             }
         }
-        return problems
+        return (problems, daemonBusy)
     }
 
     /// The injected fault: half a surviving stream's level, set behind the user's back.

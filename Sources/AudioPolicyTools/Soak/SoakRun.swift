@@ -39,6 +39,8 @@ public final class SoakRun {
         var entryReads = 0
         /// It injected the stray-volume fault, and so runs to its deadline.
         var holdsFault = false
+        /// What it last waited for (traced when it changes).
+        var waitingFor = ""
         init(number: Int, final: Bool, startedAt: UInt64, deadline: UInt64) {
             self.number = number
             self.final = final
