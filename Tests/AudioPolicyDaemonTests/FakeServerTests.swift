@@ -272,9 +272,11 @@ struct FakeServerTests {
         if userMuted {
             daemon.run(for: 0.3)
         } else {
-            // Our unmute is out and the fade-in under way (500 ms): the journal holds the music's own mute.
+            // Our unmute is out and the fade-in under way (500 ms): the journal holds the music's own mute
+            // (unmuted), never its user's; the policy's mute stays on record until the server has
+            // answered the unmute (lost, it leaves our mute saved for the key).
             #expect(daemon.run(until: { server.writes.contains(.mute(music, false)) }, timeout: 2), "\(server.writes)")
-            #expect(daemon.journal.first { $0.sinkInput == music }.map { !$0.muted && !$0.policyMuted } == true,
+            #expect(daemon.journal.first { $0.sinkInput == music }.map { !$0.muted } == true,
                     "journaled as muted by its user: \(daemon.journal)")
         }
         server.goAway()
@@ -286,6 +288,41 @@ struct FakeServerTests {
         let next = server.addStream(role: "music", application: "Music", volume: Self.own)
         daemon.run(for: 0.5)
         #expect(server.streams[next]?.muted == userMuted, "the next music: \(server.writes)")
+    }
+
+    @Test("killed between the policy's unmute and the server's answer, the music ending with that unmute lost: the next start repairs its key unmuted (control: killed after the answer, nothing is left to repair)",
+          arguments: [false, true])
+    func killedBeforeTheUnmuteIsAnswered(answered: Bool) throws {
+        let music = server.addStream(role: "music", application: "Music", volume: Self.own)
+        let first = try startDaemon(name: "first")
+        first.run(for: 0.2)
+        let call = server.addStream(role: "phone", application: "Phone", volume: [65536, 65536])
+        #expect(first.run(until: { server.streams[music]?.muted == true }, timeout: 3), "\(server.writes)")
+        first.run(for: 0.2)
+        server.removeStream(call)
+        #expect(first.run(until: { server.writes.contains(.mute(music, false)) }, timeout: 3), "\(server.writes)")
+        if answered {
+            #expect(first.run(until: { first.journal.isEmpty }, timeout: 3), "the journal kept \(first.journal)")
+        } else {
+            #expect(first.journal.first { $0.sinkInput == music }?.policyMuted == true,
+                    "the policy's mute is not on record until the unmute is answered: \(first.journal)")
+        }
+        // Killed; the music ends, and the server kept the call's mute for its key (the unmute never
+        // reached it, as a stream that ends at once loses it).
+        server.dropConnections()
+        server.removeStream(music)
+        server.saved[Self.musicKey] = StreamRestoreEntry(name: Self.musicKey, volume: server.saved[Self.musicKey]?.volume,
+                                                         muted: true, device: nil)
+        let mark = server.writes.count
+        let second = try startDaemon(name: "second")
+        second.run(for: 0.3)
+        let repairs = server.writes[mark...].filter { if case .saved(Self.musicKey, _, _) = $0 { true } else { false } }
+        if answered {
+            #expect(repairs.isEmpty, "repaired though nothing was left on record: \(repairs)")
+        } else {
+            #expect(server.saved[Self.musicKey]?.muted == false, "the key's entry kept our mute: \(repairs)")
+        }
+        _ = first
     }
 
     @Test("killed while ducking: the next start restores the music exactly (control: unless the user set it meanwhile)",

@@ -59,18 +59,46 @@ extension Actuation {
         guard let live = streams[index] else { return }
         let players = journal[index]?.pausedPlayers ?? []
         guard isVolumeAltered(index) || !players.isEmpty else {
-            report(journal.remove(index))
+            removeOnceAnswered(index, live)
             return
         }
+        removalsAwaitingAnswer.remove(index)
         let entry = journalEntry(of: live, pausedPlayers: players)
         report(journal.record(entry))
         if live.factor < 1 { restore?.rememberSettled([entry.written]) }
     }
 
+    /// The stream is back as its user had it: its entry goes once the server has answered the writes
+    /// that put it back, kept meanwhile as the stream stands (its user's level and mute). Those writes
+    /// are lost if the stream ends before the server applies them, and its key's saved entry keeps the
+    /// step before; after a SIGKILL in between, only the entry tells the next run to repair it (found by
+    /// the levels property run, with a stream's last writes lost after a kill). Costs one drain of the
+    /// connection per stream put back; the entry is written again only if it changed.
+    private func removeOnceAnswered(_ index: UInt32, _ live: LiveStream) {
+        guard journal[index] != nil else { return }
+        guard let server, server.isReady else {
+            report(journal.remove(index))
+            return
+        }
+        report(journal.record(journalEntry(of: live, pausedPlayers: [])))
+        guard removalsAwaitingAnswer.insert(index).inserted else { return }
+        server.drain { [weak self] in
+            guard let self, removalsAwaitingAnswer.remove(index) != nil else { return }
+            report(journal.remove(index))
+        }
+    }
+
+    /// The server answered the policy's unmute of the stream: the journal no longer keeps its mute.
+    func unmuteAnswered(_ index: UInt32) {
+        guard streams[index]?.unmuteUnanswered == true else { return }
+        update(index) { $0.unmuteUnanswered = false }
+        journalSync(index)
+    }
+
     /// The stream's entry as it stands, with the run's duck levels and where its key's saved mute is ours.
     func journalEntry(of live: LiveStream, pausedPlayers: [String]) -> JournalEntry {
         live.journalEntry(pausedPlayers: pausedPlayers, duckLevels: duckLevels,
-                          savedMute: restore?.savedMuteMark(of: live.input, policyMuted: live.policyMuted),
+                          savedMute: restore?.savedMuteMark(of: live.input, policyMuted: live.policyMutedOnRecord),
                           server: restore?.serverInstance)
     }
 
@@ -146,13 +174,14 @@ extension Actuation {
     func isVolumeAltered(_ index: UInt32) -> Bool {
         guard let live = streams[index], !live.input.volumePending else { return false }
         let wantedUnwritten = live.wanted != live.factor && live.input.hasVolume && live.input.volumeWritable
-        return live.factor != 1 || wantedUnwritten || live.policyMuted || ramps.running[index] != nil
+        return live.factor != 1 || wantedUnwritten || live.policyMutedOnRecord || ramps.running[index] != nil
     }
 
     /// The stream is gone (after the engine heard of it). Its saved entry still holds what we wrote
     /// unless a repair is under way: repair it from the journal. With the server gone, nothing can be
     /// written: the entry stays for the reconciliation after reconnecting.
     func journalStreamGone(_ index: UInt32) {
+        removalsAwaitingAnswer.remove(index)
         guard let entry = journal[index], restore?.repairing.contains(index) != true else { return }
         guard let server, server.isReady else { return }
         guard entry.restoreID != nil, !entry.volume.isEmpty else {

@@ -80,6 +80,7 @@ extension Actuation {
         update(index) {
             $0.policyMuted = false
             $0.heldForLoss = false
+            $0.unmuteUnanswered = false
         }
         if let live = streams[index] {
             restore?.theyMuted(live.input)

@@ -30,6 +30,9 @@ final class Actuation {
     /// That bookkeeping, one for the daemon's whole life: what a server saved of our writes outlives a
     /// connection to it (a server restart, a reconnect). The backends only report facts and take writes.
     private let savedLevelsBook = StreamRestore()
+    /// Streams put back as their users had them whose journal entries wait for the server's answer to
+    /// the writes that did it (``removeOnceAnswered(_:_:)``).
+    var removalsAwaitingAnswer: Set<UInt32> = []
     /// Streams an earlier run held muted for a lost output, kept muted by recovery: the engine hears them
     /// held when they are added (``streamAppeared(_:)``).
     var recoveredHolds: Set<UInt32> = []
@@ -78,6 +81,7 @@ final class Actuation {
     /// The server went away: nothing more can be written; its meters went with it.
     func disconnected() {
         server = nil
+        removalsAwaitingAnswer = []
         restore?.disconnected()
         meters.stopAll()
     }
@@ -121,6 +125,7 @@ final class Actuation {
         case let .mute(id, from, fade):
             guard let index = index(of: id) else { return }
             streams[index]?.policyMuted = true
+            streams[index]?.unmuteUnanswered = false
             ramps.start(index, Ramp(from: from, to: 0, start: now, duration: fade), then: .mute,
                         byBackend: rampsByBackend(index))
             journalSync(index)
@@ -137,7 +142,10 @@ final class Actuation {
                 // never the user's. Journaled as the user's, a server restart or a kill before the echo had
                 // it written back as the key's saved mute, and every later stream of the key started muted
                 // (the soak, on PipeWire: the fade-in after a call cut short by a server restart).
-                if live.policyMuted { live.input.muted = false }
+                if live.policyMuted {
+                    live.input.muted = false
+                    live.unmuteUnanswered = true
+                }
                 live.policyMuted = false
                 live.heldForLoss = false
             }
@@ -147,6 +155,7 @@ final class Actuation {
             requests.append { [unowned self] in
                 write(index, factor: 0)
                 writeMute(index, false)
+                server?.drain { [weak self] in self?.unmuteAnswered(index) }
             }
         case let .yieldVolume(id):
             guard let index = index(of: id), var live = streams[index] else { return }

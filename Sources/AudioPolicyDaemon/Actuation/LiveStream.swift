@@ -19,6 +19,9 @@ struct LiveStream {
     /// Whether that mute is held until the user acts (its output went away: ``Command/hold(_:)``), so
     /// that recovery after a crash keeps it rather than letting the stream play on the speakers.
     var heldForLoss = false
+    /// The policy's unmute of it is sent and the server has not answered it yet: the journal keeps the
+    /// policy's mute on record until then (``policyMutedOnRecord``).
+    var unmuteUnanswered = false
 
     init(_ input: SinkInput) {
         self.input = input
@@ -32,9 +35,15 @@ struct LiveStream {
     func journalEntry(pausedPlayers: [String], duckLevels: [Double], savedMute: SavedMuteMark?,
                       server: UInt32?) -> JournalEntry {
         JournalEntry(input, ownVolume: input.volumePending ? ChannelVolumes(values: []) : ownVolume,
-                     policyMuted: policyMuted, heldForLoss: heldForLoss, pausedPlayers: pausedPlayers,
+                     policyMuted: policyMutedOnRecord, heldForLoss: heldForLoss, pausedPlayers: pausedPlayers,
                      duckLevels: duckLevels, savedMute: savedMute, server: server)
     }
+
+    /// The policy's mute as the journal has it: in force, or undone by an unmute the server has not
+    /// answered. That unmute is lost if the stream ends at once, and its key's saved entry keeps our
+    /// mute; after a kill, only the journal tells the next run to repair it unmuted (found by the levels
+    /// property run, with a stream's last writes lost after a SIGKILL).
+    var policyMutedOnRecord: Bool { policyMuted || (unmuteUnanswered && !input.muted) }
 
     /// The volume that carries `factor`: exactly the user's own at 1.
     func volume(at factor: Double) -> ChannelVolumes {

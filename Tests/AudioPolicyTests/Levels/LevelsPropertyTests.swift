@@ -160,8 +160,9 @@ enum LevelsSequence {
                 let name = pick(live)
                 live.removeAll { $0 == name }
                 faded[name] = nil
-                // A write lost as its stream ended needs the daemon that sent it to repair the entry.
-                action = .end(name, lastWriteLost: alive && chance(20))
+                // A write lost as its stream ended is repaired by the daemon that sent it, or, killed before
+                // the server answered it, by the next run from the journal entry kept until that answer.
+                action = .end(name, lastWriteLost: chance(20))
             case 13:
                 guard crashes.contains("kill") else { continue }
                 alive = false

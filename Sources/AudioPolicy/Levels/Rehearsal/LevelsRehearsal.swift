@@ -58,6 +58,7 @@ public struct LevelsRehearsal: Sendable {
             server.writesReported()
         }
         daemon.snapshotsArrive(from: server)
+        daemon.serverAnswered(writesSentBefore: now - SavingServer.writeInFlight)
         switch action {
         case let .start(name, key, level, muted, beforeWritesApplied, volumeLate):
             let index = server.start(key: key, appLevel: level, appMuted: muted,

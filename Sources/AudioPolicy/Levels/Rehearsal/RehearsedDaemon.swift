@@ -22,6 +22,13 @@ public struct RehearsedDaemon: Sendable {
         public var muted = false
         public var policyMuted = false
         public var heldForLoss = false
+        /// When the policy's unmute of it was sent, until the server has answered it: the journal keeps
+        /// the policy's mute on record until then (``JournalEntry``'s `policyMuted`).
+        public var unmuteUnanswered: Milliseconds?
+
+        /// The policy's mute as the journal has it: in force, or undone by an unmute not yet answered
+        /// (lost if the stream ends at once; a kill then leaves the next run to repair its key unmuted).
+        var policyMutedOnRecord: Bool { policyMuted || (unmuteUnanswered != nil && !muted) }
     }
 
     /// One journal entry: what survives a kill.
@@ -34,6 +41,12 @@ public struct RehearsedDaemon: Sendable {
     public private(set) var live: [UInt32: Live] = [:]
     /// On disk: survives a kill.
     public private(set) var journal: [UInt32: Journaled] = [:]
+    /// Entries of streams put back as their users had them, kept until the server has answered the
+    /// writes that put them back (sent at the time given; ``serverAnswered(writesSentBefore:)``), as the
+    /// daemon keeps them (Actuation+Journal): a kill before that leaves them on disk for the next run.
+    private var removalsAwaitingAnswer: [UInt32: Milliseconds] = [:]
+    /// When the daemon last sent a write.
+    private var lastSentAt: Milliseconds = 0
     /// The settled-duck file: survives a kill.
     public private(set) var settledDucks: [SettledDuck] = []
     /// Every factor strictly between 0 and 1 this run ducked to.
@@ -86,6 +99,7 @@ public struct RehearsedDaemon: Sendable {
             }
         }
         journal = [:]
+        removalsAwaitingAnswer = [:]
         live = [:]
         for (key, entry) in server.entries.sorted(by: { $0.key < $1.key }) {
             if let own = ownership.settledRepair(key: key, saved: entry.volume) {
@@ -102,6 +116,7 @@ public struct RehearsedDaemon: Sendable {
     public mutating func kill() {
         alive = false
         connected = false
+        removalsAwaitingAnswer = [:]
         ownership = LevelOwnership()
         live = [:]
         duckLevels = []
@@ -218,6 +233,7 @@ public struct RehearsedDaemon: Sendable {
         record.muted = muted
         record.policyMuted = false
         record.heldForLoss = false
+        record.unmuteUnanswered = nil
         live[index] = record
         ownership.theyMuted(index, key: record.key, muted: muted)
         journalSavedMute(of: record.key)
@@ -252,6 +268,7 @@ public struct RehearsedDaemon: Sendable {
         live[index] = nil
         ownership.streamEnded(index, now: UInt64(now) * 1000)
         if late { repair(written, for: index, on: &server, at: now) }
+        removalsAwaitingAnswer[index] = nil
         if let entry = journal.removeValue(forKey: index) { repair(entry.written, for: index, on: &server, at: now) }
     }
 
@@ -284,6 +301,7 @@ public struct RehearsedDaemon: Sendable {
     public mutating func fadeOut(_ index: UInt32, on server: inout SavingServer, at now: Milliseconds) {
         guard connected, let record = live[index], !record.muted, !record.policyMuted else { return }
         live[index]?.policyMuted = true
+        live[index]?.unmuteUnanswered = nil
         journalSync(index)
         write(index, factor: 0, on: &server, at: now)
         writeMute(index, true, on: &server, at: now, continuesBatch: true)
@@ -305,6 +323,7 @@ public struct RehearsedDaemon: Sendable {
         // The mute it had was ours (a held stream is heard of muted): unmuted, it is not its user's, as
         // the daemon's unmute command takes it (Actuation.record).
         live[index]?.muted = false
+        live[index]?.unmuteUnanswered = now
         journalSync(index)
         // One batch, as the daemon's unmute command sends it: lost as one if the stream ends at once.
         write(index, factor: 0, on: &server, at: now)
@@ -323,6 +342,7 @@ public struct RehearsedDaemon: Sendable {
         guard !record.volumePending, factor != record.factor else { return }
         record.factor = factor
         live[index] = record
+        lastSentAt = now
         let volume = factor == 1 ? record.own : record.own.scaled(by: factor)
         journalSync(index)
         server.setVolume(index, volume, byDaemon: true, at: now, continuesBatch: continuesBatch)
@@ -337,6 +357,7 @@ public struct RehearsedDaemon: Sendable {
                                     at now: Milliseconds, continuesBatch: Bool = false) {
         // Held back until the server tells the stream's volume and mute (``LateVolume``).
         guard let record = live[index], !record.volumePending else { return }
+        lastSentAt = now
         ownership.wroteMute(muted, to: index, key: record.key, now: UInt64(now) * 1000)
         journalSavedMute(of: record.key)
         server.setMute(index, muted, byDaemon: true, at: now, continuesBatch: continuesBatch)
@@ -348,20 +369,40 @@ public struct RehearsedDaemon: Sendable {
     private mutating func journalSync(_ index: UInt32) {
         guard let record = live[index] else { return }
         // Nothing is written to a stream whose volume the server has not told: nothing is on record.
-        guard !record.volumePending, record.factor != 1 || record.wanted != record.factor || record.policyMuted else {
-            journal[index] = nil
+        guard !record.volumePending, record.factor != 1 || record.wanted != record.factor || record.policyMutedOnRecord else {
+            // Kept, as it stands now (its user's level and mute), until the server has answered the
+            // writes that put it back.
+            guard journal[index] != nil, !record.volumePending else { return }
+            journal[index] = Journaled(written: written(index, record), heldForLoss: false)
+            removalsAwaitingAnswer[index] = lastSentAt
             return
         }
+        removalsAwaitingAnswer[index] = nil
         let written = written(index, record)
         journal[index] = Journaled(written: written, heldForLoss: record.heldForLoss)
         if record.factor < 1, ownership.rememberSettled([written]) { settledDucks = ownership.settledDucks }
     }
 
+    /// The server has answered every write sent before `time`: the entries of streams those writes put
+    /// back go. Writes sent since may still be lost (``SavingServer/writeInFlight``), and a kill before
+    /// their answer leaves the entries on disk.
+    public mutating func serverAnswered(writesSentBefore time: Milliseconds) {
+        guard connected else { return }
+        for (index, record) in live where record.unmuteUnanswered.map({ $0 < time }) == true {
+            live[index]?.unmuteUnanswered = nil
+            journalSync(index)
+        }
+        for (index, sent) in removalsAwaitingAnswer where sent < time {
+            removalsAwaitingAnswer[index] = nil
+            journal[index] = nil
+        }
+    }
+
     /// The stream as the journal writes it.
     private func written(_ index: UInt32, _ record: Live) -> WrittenStream {
-        WrittenStream(index: index, key: record.key, own: record.own, muted: record.policyMuted ? false : record.muted,
-                      policyMuted: record.policyMuted, duckLevels: duckLevels,
-                      savedMute: ownership.savedMuteMark(of: index, key: record.key, policyMuted: record.policyMuted),
+        WrittenStream(index: index, key: record.key, own: record.own, muted: record.policyMutedOnRecord ? false : record.muted,
+                      policyMuted: record.policyMutedOnRecord, duckLevels: duckLevels,
+                      savedMute: ownership.savedMuteMark(of: index, key: record.key, policyMuted: record.policyMutedOnRecord),
                       server: ownership.server)
     }
 
