@@ -23,6 +23,9 @@ public struct SoakReport: Sendable {
     public var lostToRestarts = 0
     public var userVolumeChanges = 0
     public var userMuteChanges = 0
+    /// User changes the daemon wrote over within ``UserMixer/raceWindow`` (`--users-avoid-ramps`), for
+    /// which the level before them is accepted too.
+    public var racedUserChanges = 0
     public var serverRestarts = 0
     public var daemonKills = 0
     public var daemonStarts = 0
@@ -52,7 +55,8 @@ public struct SoakReport: Sendable {
         lines.append("  streams: \(streamsStarted) started (\(startedCorked) corked, \(uncorked) of them uncorked later), "
             + "\(gracefulQuits) ended, \(abruptQuits) abrupt quits (\(abruptQuitsMidInterruption) mid-duck or mute), "
             + "\(lostToRestarts) lost to server restarts")
-        lines.append("  user: \(userVolumeChanges) volume changes, \(userMuteChanges) mute changes")
+        lines.append("  user: \(userVolumeChanges) volume changes, \(userMuteChanges) mute changes"
+            + (racedUserChanges > 0 ? ", \(racedUserChanges) raced by the daemon's write (the level before accepted too)" : ""))
         lines.append("  server restarts: \(serverRestarts); daemon kills (SIGKILL): \(daemonKills); daemon starts: \(daemonStarts)")
         lines.append("  outputs: \(outputs) headsets (\(outputsLost) lost with streams on them, "
             + "\(outputProfileSwitches) profile switches, \(outputsLeftEmpty) left after the user moved the streams away)")

@@ -114,6 +114,13 @@ public final class SoakRun {
         tick = MainLoop.Timer(loop: loop) { [unowned self] in churn() }
         poll = MainLoop.Timer(loop: loop) { [unowned self] in pollDaemon() }
         mixer.onChange = { [unowned self] in mixerChanged() }
+        mixer.onChangeAfterUser = { [unowned self] stream, after in
+            guard plan.usersAvoidRamps, levels.userChangeRaced(stream) else { return }
+            report.racedUserChanges += 1
+            trace(String(printf: "the daemon wrote #%u %.1f ms after the user's change, from the level before it "
+                         + "(%@): that level is accepted too", stream.index, Double(after) / 1000,
+                         "\(stream.volume.values)\(stream.muted ? " muted" : "")"))
+        }
         mixer.connect()
         try startDaemon()
         startedAt = MainLoop.monotonicMicroseconds()

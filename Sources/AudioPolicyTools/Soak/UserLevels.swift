@@ -30,6 +30,8 @@ struct UserLevels {
     private var keyMuted: Set<String> = []
     /// Keys a stream of the soak's has started with.
     private var seenKeys: Set<String> = []
+    /// Each stream's level before the user's last change of it.
+    private var beforeUser: [UInt32: Level] = [:]
 
     /// Every key the soak's streams used.
     var knownKeys: Set<String> { Set(keyLevels.keys) }
@@ -129,6 +131,7 @@ struct UserLevels {
 
     /// The user set a stream's volume.
     mutating func userSet(_ index: UInt32, volume: ChannelVolumes) {
+        beforeUser[index] = streams[index]
         streams[index]?.volume = volume
         streams[index]?.alternatives = []
         if let key = keys[index] { remember(volume, for: key) }
@@ -136,20 +139,43 @@ struct UserLevels {
 
     /// The user muted or unmuted a stream.
     mutating func userMuted(_ index: UInt32, _ muted: Bool) {
+        beforeUser[index] = streams[index]
         streams[index]?.muted = muted
         streams[index]?.eitherMute = false
         if muted, let key = keys[index] { keyMuted.insert(key) }
     }
 
+    /// The daemon wrote `stream` a moment after the user's last change of it: whether it wrote from the
+    /// level before that change, not knowing it yet, and may keep that level (the known gap of a change
+    /// just before a ramp step, docs/tests.md). Then the level before the change is accepted too, until a
+    /// checkpoint settles which. A write that follows from the change (a hold the user's act ends, the
+    /// new level ducked) is not such a race, and the user's level alone stays right for it.
+    mutating func userChangeRaced(_ stream: SinkInput) -> Bool {
+        guard var level = streams[stream.index], let before = beforeUser[stream.index] else { return false }
+        let fromBefore = [before.volume] + before.alternatives
+        let volumeRaced = stream.theirVolume
+            && fromBefore.contains { Self.same(stream.volume, $0) || Self.isScaledDown(stream.volume, from: $0) }
+            && !(Self.same(stream.volume, level.volume) || Self.isScaledDown(stream.volume, from: level.volume))
+        // The user's mute undone: only a restore that began from the level before unmutes so soon.
+        let muteRaced = stream.theirMute && level.muted && !before.muted && !stream.muted
+        guard volumeRaced || muteRaced else { return false }
+        level.alternatives += fromBefore
+        level.eitherMute = level.eitherMute || before.muted != level.muted || before.eitherMute
+        streams[stream.index] = level
+        return true
+    }
+
     mutating func ended(_ index: UInt32) {
         streams[index] = nil
         keys[index] = nil
+        beforeUser[index] = nil
     }
 
     /// The server went away: every stream with it (and its indexes will be reused).
     mutating func serverGone() {
         streams = [:]
         keys = [:]
+        beforeUser = [:]
     }
 
     func level(of index: UInt32) -> Level? { streams[index] }
