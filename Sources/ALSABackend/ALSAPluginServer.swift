@@ -43,6 +43,9 @@ public final class ALSAPluginServer: StreamServer {
     public private(set) var state: ConnectionState = .unconnected
     public var isReady: Bool { state == .ready }
     public private(set) var serverDescription: String?
+    /// This server: its streams are numbered from 1 for its life, so another one (made after this one
+    /// is done) is another instance, told apart by when it was made.
+    public let instance: ServerInstance
     /// The socket path served.
     public let socketPath: String
     /// The ramp of each SET_GAIN (ms).
@@ -74,6 +77,7 @@ public final class ALSAPluginServer: StreamServer {
         self.loop = loop
         self.socketPath = socketPath ?? PluginSocket.defaultPath()
         self.rampMilliseconds = rampMilliseconds
+        instance = ServerInstance(backend: "alsa", number: UInt32(truncatingIfNeeded: MainLoop.monotonicMicroseconds()))
         later = Postponed(loop: loop)
     }
 

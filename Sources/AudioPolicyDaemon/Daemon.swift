@@ -125,14 +125,14 @@ public final class Daemon {
         actuation.feedLater = feedLater
         actuation.meters.thresholds = live.engine.policy.audibility
         actuation.meters.onAudibility = { [unowned self] index, audible in
-            guard self.actuation.knows(index) else { return }
-            self.feed(.audibility(StreamID.playback(index), audible: audible))
+            guard let id = self.actuation.id(of: index) else { return }
+            self.feed(.audibility(id, audible: audible))
         }
         serverIntake.feed = feed
         serverIntake.onReady = { [unowned self] in self.becameReady() }
         serverIntake.onGone = { [unowned self] in self.serverGone() }
-        serverIntake.onStreamEnded = { [unowned self] input in
-            self.publication.nowPlaying.streamEnded(input)
+        serverIntake.onStreamEnded = { [unowned self] input, id in
+            self.publication.nowPlaying.streamEnded(input, id: id)
             // Its ramp went with it: it may have been the last restore the stop was waiting for.
             if self.stopping, self.actuation.rampsIdle { self.finishStop() }
         }

@@ -1,9 +1,12 @@
+import AudioPolicy
 import SoundBackend
 
 /// The pulse backend is a ``StreamServer``, and its server saves levels (module-stream-restore, or
 /// WirePlumber's restore-stream through pipewire-pulse).
 extension PulseConnection: StreamServer {
     public var savedLevels: (any SavedLevels)? { self }
+    /// The server's cookie: random each time PulseAudio or pipewire-pulse starts (0 if it told none).
+    public var instance: ServerInstance { ServerInstance(backend: "pulse", number: cookie ?? 0) }
 }
 
 extension PulseConnection: SavedLevels {

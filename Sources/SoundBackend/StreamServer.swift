@@ -20,6 +20,10 @@ public protocol StreamServer: AnyObject {
     var isReady: Bool { get }
     /// The server's name and version, set before `.ready` is reported.
     var serverDescription: String? { get }
+    /// The server instance the connection reaches, known before `.ready` is reported: a stream's index
+    /// names one stream only on it, and the daemon's ids of the backend's streams carry it
+    /// (``AudioPolicy/StreamID/playback(_:on:)``).
+    var instance: ServerInstance { get }
     func connect()
     /// Calls `completion` once the server has answered every request sent so far.
     func drain(_ completion: @escaping () -> Void)

@@ -4,8 +4,32 @@ public typealias Milliseconds = Int
 /// A stream's properties, as the sound server reports them (`media.role`, `application.name`, …).
 public typealias Properties = [String: String]
 
+/// One run of a sound server as a backend reaches it: which backend, and which instance of its server,
+/// so that a stream's index there names one stream only (a restarted server numbers its streams from the
+/// start again).
+///
+/// The pulse backend's instance is the server's cookie (`pa_server_info.cookie`, random each time the
+/// server starts); the ALSA backend's server is the daemon itself, whose stream numbers never repeat.
+public struct ServerInstance: Hashable, Sendable, CustomStringConvertible {
+    /// The backend that reaches the server (`pulse`, `alsa`).
+    public var backend: String
+    /// The instance of its server.
+    public var number: UInt32
+
+    public init(backend: String, number: UInt32) {
+        self.backend = backend
+        self.number = number
+    }
+
+    /// For streams of no server: the unit tests' and the engine properties' backend streams.
+    public static let unnamed = ServerInstance(backend: "", number: 0)
+
+    public var description: String { "\(backend) \(number)" }
+}
+
 /// Identifies one stream the engine follows, typed by what it is: a backend's playback or capture
-/// stream, a hook's interruption, a claim, or a fixture's named stream.
+/// stream (by its server instance and index there), a hook's interruption, a claim, or a fixture's
+/// named stream.
 ///
 /// The parts of the daemon hand the engine typed ids and take typed ids back from its commands, so no
 /// part builds a name with a prefix and parses it back. ``rawValue`` is the printed form (`12`,
@@ -16,11 +40,13 @@ public struct StreamID: Hashable, Comparable, Sendable, CustomStringConvertible,
     public enum Object: Hashable, Sendable {
         /// A fixture's, a benchmark's or a recorded stream, by name.
         case named(String)
-        /// A playback stream of the sound backend, by its index there: a PulseAudio sink input (also on
-        /// pipewire-pulse), or an ALSA plugin stream (``ALSAPluginServer`` numbers them).
-        case playback(UInt32)
-        /// A capture stream of the sound backend (a source output, an ALSA capture PCM), by index.
-        case capture(UInt32)
+        /// A playback stream of the sound backend, by its server instance and its index there: a
+        /// PulseAudio sink input (also on pipewire-pulse), or an ALSA plugin stream (``ALSAPluginServer``
+        /// numbers them).
+        case playback(UInt32, server: ServerInstance)
+        /// A capture stream of the sound backend (a source output, an ALSA capture PCM), by server
+        /// instance and index.
+        case capture(UInt32, server: ServerInstance)
         /// An interruption a control connection began (`begin`): the connection and its count there.
         case hook(client: Int, number: Int)
         /// A control connection's claim of Now Playing (`claim`).
@@ -31,15 +57,20 @@ public struct StreamID: Hashable, Comparable, Sendable, CustomStringConvertible,
     public init(_ object: Object) { self.object = object }
     public init(_ name: String) { self.object = .named(name) }
     public init(stringLiteral value: String) { self.object = .named(value) }
-    public static func playback(_ index: UInt32) -> StreamID { StreamID(.playback(index)) }
-    public static func capture(_ index: UInt32) -> StreamID { StreamID(.capture(index)) }
+    public static func playback(_ index: UInt32, on server: ServerInstance = .unnamed) -> StreamID {
+        StreamID(.playback(index, server: server))
+    }
+    public static func capture(_ index: UInt32, on server: ServerInstance = .unnamed) -> StreamID {
+        StreamID(.capture(index, server: server))
+    }
 
-    /// The printed form; never parsed back.
+    /// The printed form; never parsed back. A backend stream prints as its index alone: one daemon
+    /// talks to one server at a time, and logs, `status` and recorded fixtures name streams so.
     public var rawValue: String {
         switch object {
         case let .named(name): name
-        case let .playback(index): String(index)
-        case let .capture(index): "capture-\(index)"
+        case let .playback(index, _): String(index)
+        case let .capture(index, _): "capture-\(index)"
         case let .hook(client, number): "hook-\(client)-\(number)"
         case let .claim(client): "claim-\(client)"
         }
@@ -48,15 +79,24 @@ public struct StreamID: Hashable, Comparable, Sendable, CustomStringConvertible,
 
     /// The backend's playback stream this names, if it names one.
     public var playbackIndex: UInt32? {
-        if case let .playback(index) = object { return index }
+        if case let .playback(index, _) = object { return index }
         return nil
+    }
+
+    /// The server instance of a backend's stream; nil for any other id.
+    public var server: ServerInstance? {
+        switch object {
+        case let .playback(_, server), let .capture(_, server): server
+        default: nil
+        }
     }
 
     /// Named streams by name, backend streams by index (numerically), hooks and claims by connection.
     public static func < (lhs: StreamID, rhs: StreamID) -> Bool {
         switch (lhs.object, rhs.object) {
         case let (.named(a), .named(b)): a < b
-        case let (.playback(a), .playback(b)), let (.capture(a), .capture(b)): a < b
+        case let (.playback(a, x), .playback(b, y)), let (.capture(a, x), .capture(b, y)):
+            (a, x.backend, x.number) < (b, y.backend, y.number)
         case let (.hook(a, m), .hook(b, n)): (a, m) < (b, n)
         case let (.claim(a), .claim(b)): a < b
         default: lhs.rank < rhs.rank

@@ -24,7 +24,7 @@ extension Actuation {
     /// A new sink input, before the engine hears of it.
     func streamAppeared(_ input: SinkInput) -> SavedStart {
         log.debug("stream \(input.index) (\(input.applicationName ?? "?")) appeared \(Self.levelText(input)), key \(input.restoreID ?? "none")")
-        var live = LiveStream(input)
+        var live = LiveStream(input, on: server?.instance ?? .unnamed)
         let held = recoveredHolds.remove(input.index) != nil && input.muted
         if held {
             live.policyMuted = true

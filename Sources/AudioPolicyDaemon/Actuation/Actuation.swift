@@ -204,10 +204,14 @@ final class Actuation {
     /// The live sink inputs, ascending.
     var liveIndexes: [UInt32] { streams.keys.sorted() }
 
-    /// The live sink input an engine stream name stands for.
+    /// The live sink input an engine stream id stands for: never one of another server instance that
+    /// was given the same index.
     func index(of id: StreamID) -> UInt32? {
-        id.playbackIndex.flatMap { streams[$0] == nil ? nil : $0 }
+        id.playbackIndex.flatMap { streams[$0]?.id == id ? $0 : nil }
     }
+
+    /// The engine's id of live sink input `index`.
+    func id(of index: UInt32) -> StreamID? { streams[index]?.id }
 
     // MARK: - Ramps
 
@@ -269,7 +273,7 @@ final class Actuation {
         guard on else { return meters.stop(index) }
         guard let server, let live = streams[index] else { return }
         if meters.start(index, sink: live.input.sinkIndex, on: server) {
-            feedLater(.measuring(StreamID.playback(index)))
+            feedLater(.measuring(live.id))
         }
     }
 

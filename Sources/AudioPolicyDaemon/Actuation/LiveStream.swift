@@ -5,6 +5,9 @@ import SoundBackend
 /// The shell's record of one sink input: the server's latest snapshot, the user's own volume (what
 /// a factor of 1 means), and the factor last written.
 struct LiveStream {
+    /// The engine's id of the stream: its server instance and index (the one place every part of the
+    /// shell takes it from).
+    let id: StreamID
     var input: SinkInput
     /// The stream's own, user-set, per-channel volume. Ducks scale it; restoring writes it back exactly.
     var ownVolume: ChannelVolumes
@@ -23,7 +26,8 @@ struct LiveStream {
     /// policy's mute on record until then (``policyMutedOnRecord``).
     var unmuteUnanswered = false
 
-    init(_ input: SinkInput) {
+    init(_ input: SinkInput, on server: ServerInstance) {
+        id = .playback(input.index, on: server)
         self.input = input
         self.ownVolume = input.volume
     }

@@ -27,7 +27,7 @@ final class ServerIntake {
     /// The server went away, its streams ended for the engine. Returns whether to connect again.
     var onGone: () -> Bool = { true }
     /// A sink input ended: the engine has heard of it and actuation has let it go (its ramp with it).
-    var onStreamEnded: (SinkInput) -> Void = { _ in }
+    var onStreamEnded: (SinkInput, StreamID) -> Void = { _, _ in }
 
     /// The connection, once made (it may still be connecting).
     private(set) var server: (any StreamServer)?
@@ -38,7 +38,7 @@ final class ServerIntake {
     private var reconnectDelay: UInt64 = 250_000
     /// What the engine was last told of each capture stream, by source-output index (it is told again
     /// only when that changes; whether the app records is the engine's to say).
-    private var captures: [UInt32: CaptureFacts] = [:]
+    private var captures: [UInt32: (id: StreamID, facts: CaptureFacts)] = [:]
     /// Sinks (outputs) the engine has been told of.
     private var sinks: Set<UInt32> = []
     /// Sandboxed apps' streams, with the identity their properties do not tell.
@@ -141,13 +141,13 @@ final class ServerIntake {
 
     private func streamAdded(_ input: SinkInput) {
         guard !actuation.knows(input.index) else { return streamChanged(input) }
-        let id = StreamID.playback(input.index)
         let savedStart = actuation.streamAppeared(input)
+        guard let id = actuation.id(of: input.index) else { return }
         // Created corked, it is no sound yet: it interrupts nothing until it first plays. Muted, it was
         // muted by its user (or app) unless the mute is one of ours the server saved for its key: the
         // engine must know before it decides, or its mute fallback would take the mute over and undo it.
         // Held, an earlier run held it muted for a lost output: the engine holds it on until the user acts.
-        feed(.streamStarted(id, input.properties, player: players.playerForNewStream(input), playing: !input.corked,
+        feed(.streamStarted(id, input.properties, player: players.playerForNewStream(input, id: id), playing: !input.corked,
                             muted: StartOrigin.usersMute(startedMuted: input.muted, mutedByUs: savedStart.mutedByUs,
                                                          held: savedStart.held),
                             held: savedStart.held, output: OutputID(sink: input.sinkIndex)))
@@ -166,7 +166,7 @@ final class ServerIntake {
     private func streamChanged(_ input: SinkInput) {
         guard let (old, lateStart) = actuation.streamChanged(input) else { return streamAdded(input) }
         defer { actuation.prepareJournalEntry(input.index) }
-        let id = StreamID.playback(input.index)
+        guard let id = actuation.id(of: input.index) else { return }
         if let lateStart, !old.muted,
            StartOrigin.usersMute(startedMuted: input.muted, mutedByUs: lateStart.mutedByUs, held: false) {
             // pipewire-pulse tells a new stream's restored mute with its late volume: the user's mute for
@@ -196,13 +196,13 @@ final class ServerIntake {
     }
 
     private func streamRemoved(_ index: UInt32) {
-        guard let input = actuation.snapshot(of: index) else { return }
+        guard let input = actuation.snapshot(of: index), let id = actuation.id(of: index) else { return }
         actuation.meters.stop(index)
-        feed(.streamEnded(StreamID.playback(index)))
+        feed(.streamEnded(id))
         players.streamEnded(index)
         sandboxed.forget(index)
         actuation.streamEnded(index)
-        onStreamEnded(input)
+        onStreamEnded(input, id)
     }
 
     // MARK: - Outputs
@@ -227,14 +227,15 @@ final class ServerIntake {
     private func captureChanged(_ capture: SourceOutput) {
         guard !capture.isOwnMeter else { return }
         let facts = CaptureFacts(properties: capture.properties, monitor: capture.isMonitor, corked: capture.corked)
-        guard captures[capture.index] != facts else { return }
-        captures[capture.index] = facts
-        feed(.capture(StreamID.capture(capture.index), facts.properties, monitor: facts.monitor, corked: facts.corked))
+        guard captures[capture.index]?.facts != facts else { return }
+        let id = captures[capture.index]?.id ?? .capture(capture.index, on: server?.instance ?? .unnamed)
+        captures[capture.index] = (id, facts)
+        feed(.capture(id, facts.properties, monitor: facts.monitor, corked: facts.corked))
     }
 
     private func captureRemoved(_ index: UInt32) {
-        guard captures.removeValue(forKey: index) != nil else { return }
-        feed(.captureEnded(StreamID.capture(index)))
+        guard let id = captures.removeValue(forKey: index)?.id else { return }
+        feed(.captureEnded(id))
     }
 }
 

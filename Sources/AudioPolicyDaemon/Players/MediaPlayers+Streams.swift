@@ -15,9 +15,9 @@ extension MediaPlayers {
     }
 
     /// Reads where a new stream comes from and returns its player (for `streamStarted`).
-    func playerForNewStream(_ input: SinkInput) -> PlayerID? {
+    func playerForNewStream(_ input: SinkInput, id: StreamID) -> PlayerID? {
         let all = candidates
-        var origin = StreamOrigin(input.properties)
+        var origin = StreamOrigin(id, input.properties)
         let player = all.isEmpty ? nil
             : PlayerMatch.player(lineages: origin.readLineages(), appIDs: origin.appIDs, sandboxPID: origin.sandboxPID,
                                      among: all)
@@ -46,14 +46,14 @@ extension MediaPlayers {
             origins[index] = origin
             guard changed else { continue }
             log.info("stream \(index): \(player.map { "played by \($0)" } ?? "no player any more")")
-            feed(.playerChanged(StreamID.playback(index), player))
+            feed(.playerChanged(origin.id, player))
         }
     }
 
     /// A stream ended: its player is remembered as the player it last played for.
     func streamEnded(_ index: UInt32) {
-        if let player = origins.removeValue(forKey: index)?.player {
-            lastStreamOfPlayer[player] = StreamID.playback(index)
+        if let origin = origins.removeValue(forKey: index), let player = origin.player {
+            lastStreamOfPlayer[player] = origin.id
         }
     }
 
@@ -61,7 +61,7 @@ extension MediaPlayers {
     /// player while it plays, its last player after it ended, the claiming connection for a claim.
     func player(standingFor id: StreamID) -> PlayerID? {
         if let claim = claims.values.first(where: { $0.token == id }) { return claim.player }
-        if let index = id.playbackIndex, let origin = origins[index] { return origin.player }
+        if let index = id.playbackIndex, let origin = origins[index], origin.id == id { return origin.player }
         return lastStreamOfPlayer.first { $0.value == id }?.key
     }
 }

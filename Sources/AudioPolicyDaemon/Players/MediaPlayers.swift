@@ -182,8 +182,8 @@ final class MediaPlayers {
 
     /// Tells the engine that every stream `player` plays is playing or not.
     func feedPlayback(of player: PlayerID, playing: Bool) {
-        for (index, origin) in origins.sorted(by: { $0.key < $1.key }) where origin.player == player {
-            feed(.playback(StreamID.playback(index), playing: playing))
+        for (_, origin) in origins.sorted(by: { $0.key < $1.key }) where origin.player == player {
+            feed(.playback(origin.id, playing: playing))
         }
     }
 

@@ -7,6 +7,8 @@ import SessionBus
 /// (reading them costs tens of microseconds a process: not on a new stream's way to its decision when
 /// no player could match).
 struct StreamOrigin {
+    /// The engine's id of the stream (``LiveStream/id``).
+    let id: StreamID
     var pids: [Int32]
     var lineages: [[Int32]]?
     var appIDs: Set<String>
@@ -15,7 +17,8 @@ struct StreamOrigin {
     /// The player it is mapped to now: what the engine was told.
     var player: PlayerID?
 
-    init(_ properties: Properties) {
+    init(_ id: StreamID, _ properties: Properties) {
+        self.id = id
         pids = PlayerMatch.pids(in: properties)
         appIDs = PlayerMatch.appIDs(in: properties)
         sandboxPID = properties[SandboxedStreams.sandboxPIDKey].flatMap { Int32($0) }

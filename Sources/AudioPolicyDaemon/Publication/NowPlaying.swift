@@ -64,8 +64,7 @@ final class NowPlaying {
     }
 
     /// A sink input ended: who it was is kept for a while.
-    func streamEnded(_ input: SinkInput) {
-        let id = StreamID.playback(input.index)
+    func streamEnded(_ input: SinkInput, id: StreamID) {
         ended.append(EndedStream(id: id, application: AppName.forPeople(input.properties, id: id), pid: input.processID,
                                  appID: input.properties[SandboxedStreams.appIDKey]))
         if ended.count > Self.endedKept { ended.removeFirst() }

@@ -93,7 +93,7 @@ final class Publication {
                 audible: status.isHook ? nil : status.audible, measured: status.isHook ? nil : status.measured,
                 target: status.target, settles: Int(status.settlesAt))
             row.appID = live?.input.properties[SandboxedStreams.appIDKey]
-            row.player = index.flatMap { players.player(standingFor: StreamID.playback($0))?.rawValue }
+            row.player = live.flatMap { players.player(standingFor: $0.id)?.rawValue }
             return row
         }
     }

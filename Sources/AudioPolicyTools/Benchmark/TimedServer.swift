@@ -104,6 +104,7 @@ public final class TimedServer: StreamServer {
     public var state: PulseConnection.State { inner.state }
     public var isReady: Bool { inner.isReady }
     public var serverDescription: String? { inner.serverDescription }
+    public var instance: ServerInstance { inner.instance }
     public func connect() { inner.connect() }
     public func drain(_ completion: @escaping () -> Void) { inner.drain(completion) }
     public var savedLevels: (any SavedLevels)? { inner.savedLevels }

@@ -216,6 +216,7 @@ final class FakeServerConnection: StreamServer, SavedLevels {
     var savedLevels: (any SavedLevels)? { self }
     var savesMuteWithEveryChange: Bool { server.savesMuteWithEveryChange }
     var serverCookie: UInt32? { server.cookie }
+    var instance: ServerInstance { ServerInstance(backend: "fake", number: server.cookie) }
     var onNews: (ServerNews) -> Void = { _ in }
 
     private(set) var state: PulseConnection.State = .unconnected
