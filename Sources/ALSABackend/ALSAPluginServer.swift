@@ -77,7 +77,7 @@ public final class ALSAPluginServer: StreamServer {
         self.loop = loop
         self.socketPath = socketPath ?? PluginSocket.defaultPath()
         self.rampMilliseconds = rampMilliseconds
-        instance = ServerInstance(backend: "alsa", number: UInt32(truncatingIfNeeded: MainLoop.monotonicMicroseconds()))
+        instance = ServerInstance(backend: .alsa, number: UInt32(truncatingIfNeeded: MainLoop.monotonicMicroseconds()))
         later = Postponed(loop: loop)
     }
 

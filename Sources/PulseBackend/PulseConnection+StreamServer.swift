@@ -6,7 +6,7 @@ import SoundBackend
 extension PulseConnection: StreamServer {
     public var savedLevels: (any SavedLevels)? { self }
     /// The server's cookie: random each time PulseAudio or pipewire-pulse starts (0 if it told none).
-    public var instance: ServerInstance { ServerInstance(backend: "pulse", number: cookie ?? 0) }
+    public var instance: ServerInstance { ServerInstance(backend: .pulse, number: cookie ?? 0) }
 }
 
 extension PulseConnection: SavedLevels {

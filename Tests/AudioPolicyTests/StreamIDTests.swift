@@ -5,8 +5,8 @@ import Testing
 /// another stream, while logs, `status` and recorded fixtures still print the index alone.
 @Suite("StreamID")
 struct StreamIDTests {
-    let before = ServerInstance(backend: "pulse", number: 7)
-    let after = ServerInstance(backend: "pulse", number: 8)
+    let before = ServerInstance(backend: .pulse, number: 7)
+    let after = ServerInstance(backend: .pulse, number: 8)
 
     @Test func theSameIndexOnAnotherInstanceIsAnotherStream() {
         #expect(StreamID.playback(12, on: before) != StreamID.playback(12, on: after))
@@ -30,5 +30,12 @@ struct StreamIDTests {
         #expect(StreamID.playback(2, on: after) < StreamID.playback(10, on: before))
         #expect(StreamID.playback(10, on: before) < StreamID.playback(10, on: after))
         #expect(!(StreamID.playback(10, on: after) < StreamID.playback(10, on: before)))
+    }
+
+    /// The engine copies and hashes ids on every event: naming the server must not make an id larger
+    /// than a fixture's named one (a backend's name as a string did, and fixture replays slowed by a
+    /// tenth or more).
+    @Test func isNoLargerThanANamedID() {
+        #expect(MemoryLayout<StreamID>.size <= MemoryLayout<String>.size + 1)
     }
 }

@@ -11,18 +11,37 @@ public typealias Properties = [String: String]
 /// The pulse backend's instance is the server's cookie (`pa_server_info.cookie`, random each time the
 /// server starts); the ALSA backend's server is the daemon itself, whose stream numbers never repeat.
 public struct ServerInstance: Hashable, Sendable, CustomStringConvertible {
-    /// The backend that reaches the server (`pulse`, `alsa`).
-    public var backend: String
+    /// A backend of the daemon's: what reaches the sound server.
+    public enum Backend: UInt8, Sendable, CustomStringConvertible {
+        /// No backend: the unit tests' and the engine properties' streams.
+        case none
+        /// libpulse: PulseAudio, or PipeWire through pipewire-pulse.
+        case pulse
+        /// The ALSA plugin in each ALSA client, with the daemon as its server.
+        case alsa
+
+        public var description: String {
+            switch self {
+            case .none: "none"
+            case .pulse: "pulse"
+            case .alsa: "alsa"
+            }
+        }
+    }
+
+    /// The backend that reaches the server. A small value, not a name: every stream id carries it, and
+    /// the engine hashes and copies ids on every event.
+    public var backend: Backend
     /// The instance of its server.
     public var number: UInt32
 
-    public init(backend: String, number: UInt32) {
+    public init(backend: Backend, number: UInt32) {
         self.backend = backend
         self.number = number
     }
 
     /// For streams of no server: the unit tests' and the engine properties' backend streams.
-    public static let unnamed = ServerInstance(backend: "", number: 0)
+    public static let unnamed = ServerInstance(backend: .none, number: 0)
 
     public var description: String { "\(backend) \(number)" }
 }
@@ -96,7 +115,7 @@ public struct StreamID: Hashable, Comparable, Sendable, CustomStringConvertible,
         switch (lhs.object, rhs.object) {
         case let (.named(a), .named(b)): a < b
         case let (.playback(a, x), .playback(b, y)), let (.capture(a, x), .capture(b, y)):
-            (a, x.backend, x.number) < (b, y.backend, y.number)
+            (a, x.backend.rawValue, x.number) < (b, y.backend.rawValue, y.number)
         case let (.hook(a, m), .hook(b, n)): (a, m) < (b, n)
         case let (.claim(a), .claim(b)): a < b
         default: lhs.rank < rhs.rank

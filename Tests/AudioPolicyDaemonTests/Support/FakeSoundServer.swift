@@ -216,7 +216,8 @@ final class FakeServerConnection: StreamServer, SavedLevels {
     var savedLevels: (any SavedLevels)? { self }
     var savesMuteWithEveryChange: Bool { server.savesMuteWithEveryChange }
     var serverCookie: UInt32? { server.cookie }
-    var instance: ServerInstance { ServerInstance(backend: "fake", number: server.cookie) }
+    /// A pulse server, as the daemon sees it.
+    var instance: ServerInstance { ServerInstance(backend: .pulse, number: server.cookie) }
     var onNews: (ServerNews) -> Void = { _ in }
 
     private(set) var state: PulseConnection.State = .unconnected
