@@ -117,9 +117,9 @@ public final class SoakRun {
         mixer.onChangeAfterUser = { [unowned self] stream, after in
             guard plan.usersAvoidRamps, levels.userChangeRaced(stream) else { return }
             report.racedUserChanges += 1
-            trace(String(printf: "the daemon wrote #%u %.1f ms after the user's change, from the level before it "
-                         + "(%@): that level is accepted too", stream.index, Double(after) / 1000,
-                         "\(stream.volume.values)\(stream.muted ? " muted" : "")"))
+            trace("the daemon wrote #\(stream.index) " + String(printf: "%.1f", Double(after) / 1000)
+                + " ms after the user's change, from the level before it (\(stream.volume.values)"
+                + (stream.muted ? " muted" : "") + "): that level is accepted too")
         }
         mixer.connect()
         try startDaemon()

@@ -153,14 +153,17 @@ struct UserLevels {
     mutating func userChangeRaced(_ stream: SinkInput) -> Bool {
         guard var level = streams[stream.index], let before = beforeUser[stream.index] else { return false }
         let fromBefore = [before.volume] + before.alternatives
-        let volumeRaced = stream.theirVolume
-            && fromBefore.contains { Self.same(stream.volume, $0) || Self.isScaledDown(stream.volume, from: $0) }
-            && !(Self.same(stream.volume, level.volume) || Self.isScaledDown(stream.volume, from: level.volume))
+        let fromNow = [level.volume] + level.alternatives
+        let from: ([ChannelVolumes]) -> Bool = { levels in
+            levels.contains { Self.same(stream.volume, $0) || Self.isScaledDown(stream.volume, from: $0) }
+        }
+        // A level only the one before the change explains (so the user's change was to the volume).
+        let volumeRaced = stream.theirVolume && from(fromBefore) && !from(fromNow)
         // The user's mute undone: only a restore that began from the level before unmutes so soon.
         let muteRaced = stream.theirMute && level.muted && !before.muted && !stream.muted
         guard volumeRaced || muteRaced else { return false }
-        level.alternatives += fromBefore
-        level.eitherMute = level.eitherMute || before.muted != level.muted || before.eitherMute
+        if volumeRaced { level.alternatives += fromBefore }
+        if muteRaced { level.eitherMute = true }
         streams[stream.index] = level
         return true
     }
