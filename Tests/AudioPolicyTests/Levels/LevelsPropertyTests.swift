@@ -13,6 +13,8 @@ import Testing
 ///
 /// `LEVELS_SEQUENCES` sequences per server (default 4,000; 10–60 steps) from a fixed seed
 /// (`LEVELS_SEED`); a failure is shrunk and printed as a levels fixture that `audio-policyd test` replays.
+/// `LEVELS_ONLY=SEED` checks the one sequence a failure names by its seed (`seed N on SERVER`), on both
+/// servers, to try a rule against it without running the thousands before it.
 @Suite("LevelsProperties")
 struct LevelsPropertyTests {
     static let environment = ProcessInfo.processInfo.environment
@@ -24,8 +26,9 @@ struct LevelsPropertyTests {
     func invariants(saving: ServerSaving) {
         var mixer = SplitMix64(seed: Self.seed &+ UInt64(saving == .pulseAudio ? 0 : 1))
         var failures = 0
-        for _ in 0..<Self.sequences {
-            let seed = mixer.next()
+        let only = Self.environment["LEVELS_ONLY"].flatMap { UInt64($0) }
+        for _ in 0..<(only == nil ? Self.sequences : 1) {
+            let seed = only ?? mixer.next()
             let steps = LevelsSequence.generate(seed: seed)
             guard let violation = LevelsSequence.check(steps, saving: saving) else { continue }
             let shrunk = LevelsSequence.shrink(steps, saving: saving)
