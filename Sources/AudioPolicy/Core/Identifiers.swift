@@ -12,21 +12,13 @@ public typealias Properties = [String: String]
 /// server starts); the ALSA backend's server is the daemon itself, whose stream numbers never repeat.
 public struct ServerInstance: Hashable, Sendable, CustomStringConvertible {
     /// A backend of the daemon's: what reaches the sound server.
-    public enum Backend: UInt8, Sendable, CustomStringConvertible {
+    public enum Backend: UInt8, Sendable {
         /// No backend: the unit tests' and the engine properties' streams.
         case none
         /// libpulse: PulseAudio, or PipeWire through pipewire-pulse.
         case pulse
         /// The ALSA plugin in each ALSA client, with the daemon as its server.
         case alsa
-
-        public var description: String {
-            switch self {
-            case .none: "none"
-            case .pulse: "pulse"
-            case .alsa: "alsa"
-            }
-        }
     }
 
     /// The backend that reaches the server. A small value, not a name: every stream id carries it, and
