@@ -106,6 +106,12 @@ public final class StreamRestore {
         return ledger.savedMuteMark(of: input.index, key: input.restoreID, policyMuted: policyMuted)
     }
 
+    /// The latest mute someone else set on a stream of `input`'s key, for the journal's entry of a stream
+    /// the policy mutes (``LevelOwnership/usersMute(ofKey:policyMuted:)``).
+    public func usersMute(ofKey input: SinkInput, policyMuted: Bool) -> Bool? {
+        ledger.usersMute(ofKey: input.restoreID, policyMuted: policyMuted)
+    }
+
     // MARK: - What we wrote
 
     /// A volume written to `input`, whose own level is `own`. Returns whether that changed whose the
@@ -117,23 +123,27 @@ public final class StreamRestore {
     }
 
     /// Recovery or a saved start's correction wrote `input`'s own level back
-    /// (``LevelOwnership/wroteOwnLevel(to:key:heldMuted:now:)``).
-    public func wroteOwnLevel(to input: SinkInput, heldMuted: Bool) {
+    /// (``LevelOwnership/wroteOwnLevel(to:key:heldMuted:usersMute:recovery:now:)``).
+    /// `usersMute`: its mute as its user has it once the writes sent with this one are applied. Returns
+    /// whether the key's saved mute as its users have it changed.
+    @discardableResult
+    public func wroteOwnLevel(to input: SinkInput, heldMuted: Bool, usersMute: Bool, recovery: Bool = false) -> Bool {
         refresh()
-        ledger.wroteOwnLevel(to: input.index, key: input.restoreID, heldMuted: heldMuted,
-                             now: MainLoop.monotonicMicroseconds())
+        return ledger.wroteOwnLevel(to: input.index, key: input.restoreID, heldMuted: heldMuted,
+                                    usersMute: usersMute, recovery: recovery, now: MainLoop.monotonicMicroseconds())
     }
 
-    /// The level of `input` changed (``LevelOwnership/levelChanged(_:key:policyMuted:)``).
+    /// The level of `input` changed (``LevelOwnership/levelChanged(_:key:policyMuted:muted:)``).
     public func levelChanged(_ input: SinkInput, policyMuted: Bool) -> Bool {
         refresh()
-        return ledger.levelChanged(input.index, key: input.restoreID, policyMuted: policyMuted)
+        return ledger.levelChanged(input.index, key: input.restoreID, policyMuted: policyMuted, muted: input.muted)
     }
 
-    /// A newer snapshot of `input` (``LevelOwnership/streamChanged(_:key:theirLevel:policyMuted:)``).
+    /// A newer snapshot of `input` (``LevelOwnership/streamChanged(_:key:theirLevel:policyMuted:muted:)``).
     public func streamChanged(_ input: SinkInput, theirLevel: Bool, policyMuted: Bool) -> Bool {
         refresh()
-        return ledger.streamChanged(input.index, key: input.restoreID, theirLevel: theirLevel, policyMuted: policyMuted)
+        return ledger.streamChanged(input.index, key: input.restoreID, theirLevel: theirLevel, policyMuted: policyMuted,
+                                    muted: input.muted)
     }
 
     /// The server reported `input` as it is now (``LevelOwnership/seen(_:key:muted:)``).
@@ -168,9 +178,10 @@ public final class StreamRestore {
     /// Called when a settled duck was remembered for the first time: the daemon keeps them in a file.
     public var onSettledChange: (() -> Void)?
 
-    /// Called with a key whose saved mute a taken repair made its user's where it was ours: the journal's
-    /// entries of the key's streams must say so (``LevelOwnership/entryRepaired(key:)``).
-    public var onSavedMuteTheirs: ((String) -> Void)?
+    /// Called with a key whose saved mute a taken repair made its user's where it was ours
+    /// (``LevelOwnership/entryRepaired(key:)``), or whose saved mute as its users have it a repair changed
+    /// (``LevelOwnership/repairSent(key:muted:over:)``): the journal's entries of the key's streams must say so.
+    public var onSavedMuteChanged: ((String) -> Void)?
 
     /// What an earlier run (or a server that went away) left changed, before its streams are restored.
     public func recovered(_ streams: [WrittenStream]) {
@@ -233,17 +244,23 @@ public final class StreamRestore {
             // for the next connection to repair (seen by the soak: a fade-out's mute saved for good).
             var pending = streams.filter { $0.key != nil }.count
             var failed = false
+            // The entries' mutes as the repairs sent so far leave them: a second repair of one key writes
+            // over the first's, not over the entry as read back.
+            var mutes: [String: Bool] = [:]
             for stream in streams {
                 guard let name = stream.key else { continue }
                 let entry = saved?.first { $0.name == name }
                 let device = entry?.device
-                let muted = self.ledger.repairMute(of: stream, saved: entry?.muted)
+                let before = mutes[name] ?? entry?.muted
+                let muted = self.ledger.repairMute(of: stream, saved: before)
+                mutes[name] = muted
+                if self.ledger.repairSent(key: name, muted: muted, over: before) { self.onSavedMuteChanged?(name) }
                 let volume = stream.own
                 levels.writeSavedEntry(name: name, volume: volume, muted: muted, device: device) {
                     [weak self] taken in
                     guard let self else { return }
                     if taken {
-                        if self.ledger.entryRepaired(key: name) { self.onSavedMuteTheirs?(name) }
+                        if self.ledger.entryRepaired(key: name) { self.onSavedMuteChanged?(name) }
                         self.log.info("repaired the saved volume of \(name): \(volume)\(muted ? ", muted" : "")")
                     } else {
                         failed = true

@@ -78,6 +78,23 @@ struct JournalTests {
         #expect(Self.beep.written.savedEntryMute == true)
     }
 
+    /// A stream the policy muted is repaired with its key's mute as its users left it, which the entry
+    /// carries through the file; an older journal, without it, repairs unmuted as before.
+    @Test("the key's mute as its users left it survives the file and is what a policy-muted stream's repair writes")
+    func keyUsersMuteSurvivesTheFile() throws {
+        var muted = Self.music
+        muted.keyUsersMute = true
+        let file = JournalFile(entries: [muted])
+        let back = try JournalFile.decode(file.encoded())
+        #expect(back.entries.first?.keyUsersMute == true)
+        #expect(back.entries.first?.written.savedEntryMute == true)
+        // Control: without it (an older journal's entry), the policy's mute is never saved.
+        let older = try JournalFile.decode(JournalFile(entries: [Self.music]).encoded())
+        #expect(older.entries.first?.keyUsersMute == nil)
+        #expect(older.entries.first?.written.savedEntryMute == false)
+        #expect(!String(decoding: JournalFile(entries: [Self.music]).encoded(), as: UTF8.self).contains("keyUsersMute"))
+    }
+
     // MARK: - The file
 
     @Test func appendsRecordsLoadsTheLastAndIsRemovedAtACleanStopWhenEmpty() throws {

@@ -51,6 +51,14 @@ public struct LevelOwnership: Sendable {
     /// mute written over it hands the saved mute to us, and a stream that starts before the server applied
     /// that write has theirs.
     private var mutedByThem: Set<String> = []
+    /// Each key's saved mute as its users have it: the mute, with the policy's taken off, of the stream
+    /// whose mute the server saved last for the key, as this run heard it or an earlier run's journal
+    /// tells it (``WrittenStream/keyUsersMute``). What a repair writes for a stream the policy muted
+    /// (``repairMute(of:saved:)``). Found by the levels property run: the policy held one music stream
+    /// muted, its user muted another, and after a kill and a server restart the held stream's repair
+    /// wrote the key's entry unmuted, its own mute; the saved mute itself cannot tell, as recovery's
+    /// write of the held stream's level saves the policy's mute over the user's.
+    private var usersMutes: [String: Bool] = [:]
 
     /// A write of ours that handed a key's saved mute over, until the server reports it applied.
     private struct HandOver {
@@ -208,17 +216,33 @@ public struct LevelOwnership: Sendable {
         return SavedMuteMark(above: max(highestIndexSeen ?? 0, index), server: server)
     }
 
+    /// `key`'s saved mute as its users have it (``usersMutes``), for the journal's entry of a stream the
+    /// policy mutes (``WrittenStream/keyUsersMute``); nil for any other stream, or when none was heard of.
+    public func usersMute(ofKey key: String?, policyMuted: Bool) -> Bool? {
+        guard policyMuted, let key else { return nil }
+        return usersMutes[key]
+    }
+
+    /// The server saved a stream's mute as `key`'s: `usersMute` is that stream's mute as its users have
+    /// it (unmuted where the policy mutes it: the policy never mutes a stream its user muted). Returns
+    /// whether the key's changed (the journal's entries of the key's streams the policy mutes carry it).
+    @discardableResult
+    private mutating func noteSaved(usersMute: Bool, key: String?) -> Bool {
+        guard let key else { return false }
+        return usersMutes.updateValue(usersMute, forKey: key) != usersMute
+    }
+
     // MARK: - What we wrote
 
     /// A volume written to stream `index` of `key`, whose own level is `own`: the server may save it for
     /// the key. `muted`: the stream's mute, as far as we know, once our writes sent with this one are
-    /// applied. Returns whether that changed whose the key's saved mute is (``levelChanged(_:key:policyMuted:)``).
+    /// applied. Returns whether that changed whose the key's saved mute is (``levelChanged(_:key:policyMuted:muted:)``).
     public mutating func wrote(_ volume: ChannelVolumes, to index: UInt32, key: String?, own: ChannelVolumes,
                                policyMuted: Bool, muted: Bool, now: UInt64) -> Bool {
         streams[index, default: StreamLevels()].lastWriteAt = now
         writes.wrote(volume, key: key, own: own)
         let wasOurs = key.map { writes.savedMuteMayBeOurs(key: $0) } ?? false
-        let changed = levelChanged(index, key: key, policyMuted: policyMuted)
+        let changed = levelChanged(index, key: key, policyMuted: policyMuted, muted: muted)
         // The saved mute goes from ours to this stream's (an unmute's batch, whose fade-in's first step
         // comes first; on WirePlumber, a duck of another stream of the key): until the server has applied
         // the write, a stream that starts gets ours (found by the levels property run).
@@ -238,9 +262,24 @@ public struct LevelOwnership: Sendable {
     /// mute, ours, with the level, and the key's saved mute is ours again once the streams present are
     /// judged (found by the levels property run: a stream started after it was taken for one its user
     /// muted; and, told at once, the user's own mute of a stream present taken for ours).
-    public mutating func wroteOwnLevel(to index: UInt32, key: String?, heldMuted: Bool, now: UInt64) {
+    /// `usersMute`: the stream's mute as its user has it once the writes sent with this one are applied;
+    /// the key's as its users have it (``usersMutes``) from now on, where the server saves it with the
+    /// level. `recovery`: recovery's write, whose saved mute, if the server saves it, is the user's once
+    /// the streams present are judged (found by the levels property run: recovery wrote a held stream's
+    /// level, then that of a stream its user had muted; the key's saved mute was taken for the held
+    /// one's, ours, and a stream that started with it after a second kill was unmuted). Returns whether
+    /// the key's saved mute as its users have it changed.
+    @discardableResult
+    public mutating func wroteOwnLevel(to index: UInt32, key: String?, heldMuted: Bool, usersMute: Bool,
+                                       recovery: Bool = false, now: UInt64) -> Bool {
         streams[index, default: StreamLevels()].lastWriteAt = now
         if heldMuted, let key { savedByRecovery.append((key, ours: true)) }
+        // A muted stream's mute is one PulseAudio saves (set by a client, or restored), though recovery
+        // writes before the stream is heard of.
+        guard let saving, saving.savesMuteWithEveryChange || streams[index]?.muteSaved == true || heldMuted || usersMute
+        else { return false }
+        if recovery, !heldMuted, let key { savedByRecovery.append((key, ours: false)) }
+        return noteSaved(usersMute: heldMuted ? false : usersMute, key: key)
     }
 
     /// Recovery unmuted a stream of `key` the policy had muted: the server saved that as the key's mute, so
@@ -253,6 +292,7 @@ public struct LevelOwnership: Sendable {
         // user's mute of a stream present taken for ours and undone).
         if let key, writes.savedMuteMayBeOurs(key: key) { recoveryUnmutes.append((key, index, now)) }
         if let key { savedByRecovery.append((key, ours: false)) }
+        noteSaved(usersMute: false, key: key)
         // A write like any other: a stream that ends a moment later gets its entry repaired, unmuted.
         streams[index, default: StreamLevels()].lastWriteAt = now
         streams[index]?.unmuteSentAt = now
@@ -282,10 +322,15 @@ public struct LevelOwnership: Sendable {
     /// muted (the soak, on PipeWire: the user's volume change to a stream a call had muted saved that
     /// mute again after our unmute of another stream of the key; the next stream started with it and its
     /// mute was taken for the user's, left muted for good). Returns whether whose the saved mute is changed.
-    public mutating func levelChanged(_ index: UInt32, key: String?, policyMuted: Bool) -> Bool {
+    /// `muted`: the stream's mute as last reported (our unmute sent since, and no one's mute after it, is
+    /// taken as applied: the daemon hears of it later). Also returns whether the key's saved mute as its
+    /// users have it changed (``usersMutes``).
+    public mutating func levelChanged(_ index: UInt32, key: String?, policyMuted: Bool, muted: Bool) -> Bool {
         guard let saving, saving.savesMuteWithEveryChange || streams[index]?.muteSaved == true else { return false }
         defer { notePending(key) }
-        return writes.mutesSaved(ours: policyMuted, key: key)
+        let unmutedByUs = streams[index]?.unmuteSentAt != nil
+        let users = noteSaved(usersMute: !policyMuted && !unmutedByUs && muted, key: key)
+        return writes.mutesSaved(ours: policyMuted, key: key) || users
     }
 
     /// A newer snapshot of stream `index` (any change: a level, a move, a cork, its properties).
@@ -295,10 +340,11 @@ public struct LevelOwnership: Sendable {
     /// the next streams started with it and were taken for the user's, left muted). WirePlumber saves
     /// with a change of the level: ours goes through ``wrote(_:to:key:own:policyMuted:now:)``, someone
     /// else's is `theirLevel`. Returns whether whose the key's saved mute is changed.
-    public mutating func streamChanged(_ index: UInt32, key: String?, theirLevel: Bool, policyMuted: Bool) -> Bool {
+    public mutating func streamChanged(_ index: UInt32, key: String?, theirLevel: Bool, policyMuted: Bool,
+                                       muted: Bool) -> Bool {
         guard let saving else { return false }
-        if saving.savesMuteWithAnyChange { return levelChanged(index, key: key, policyMuted: policyMuted) }
-        return theirLevel && levelChanged(index, key: key, policyMuted: policyMuted)
+        if saving.savesMuteWithAnyChange { return levelChanged(index, key: key, policyMuted: policyMuted, muted: muted) }
+        return theirLevel && levelChanged(index, key: key, policyMuted: policyMuted, muted: muted)
     }
 
     /// A mute or unmute written to stream `index` at `now`, which the server saves as its key's mute.
@@ -306,6 +352,8 @@ public struct LevelOwnership: Sendable {
         let wasOurs = key.map { writes.savedMuteMayBeOurs(key: $0) } ?? false
         streams[index, default: StreamLevels()].muteSaved = true
         writes.wroteMute(muted, key: key)
+        // Our mute is the policy's; our unmute undoes one of ours (or the server's start with ours).
+        noteSaved(usersMute: false, key: key)
         if wasOurs, !muted, let key {
             handOvers[key] = HandOver(index: index, at: now, muted: false, toOurs: false)
         } else if muted, let key {
@@ -325,6 +373,7 @@ public struct LevelOwnership: Sendable {
 
     /// Someone else muted or unmuted stream `index` (`muted`): its key's saved mute is theirs.
     public mutating func theyMuted(_ index: UInt32, key: String?, muted: Bool) {
+        noteSaved(usersMute: muted, key: key)
         if let key {
             handOvers[key] = nil
             if muted { mutedByThem.insert(key) } else { mutedByThem.remove(key) }
@@ -368,6 +417,9 @@ public struct LevelOwnership: Sendable {
     public mutating func recovered(_ streams: [WrittenStream], now: UInt64? = nil) {
         repairing = []
         writes.recovered(streams, server: server)
+        for stream in streams {
+            if let key = stream.key, let mute = stream.keyUsersMute { usersMutes[key] = mute }
+        }
         balancedStepsUntil = streams.isEmpty ? nil : now.map { $0 + Self.lateWriteWindow }
     }
 
@@ -430,6 +482,8 @@ public struct LevelOwnership: Sendable {
     /// out for a call quit as the call ended, and its key's entry was repaired muted).
     public func repairMute(of stream: WrittenStream, saved: Bool?) -> Bool {
         guard !unmuteMayBeLost.contains(stream.index), saving?.readsBackSavedEntries == true, !stream.policyMuted, let saved, let key = stream.key, !writes.savedMuteMayBeOurs(key: key) else {
+            var stream = stream
+            if stream.policyMuted, let key = stream.key, let mute = usersMutes[key] { stream.keyUsersMute = mute }
             return stream.savedEntryMute
         }
         return saved
@@ -449,6 +503,16 @@ public struct LevelOwnership: Sendable {
         handOvers[key] = nil
         defer { notePending(key) }
         return writes.theyMuted(key: key)
+    }
+
+    /// A repair of `key`'s entry is sent, writing `muted` over `saved` (the entry's mute as read back, or
+    /// as the repairs sent before this one left it): a mute it changes is its users' from now on
+    /// (``usersMutes``); one it keeps is theirs as it was. Returns whether the key's saved mute as its
+    /// users have it changed (the journal's entries of the key's streams the policy mutes carry it).
+    @discardableResult
+    public mutating func repairSent(key: String, muted: Bool, over saved: Bool?) -> Bool {
+        guard saved != muted else { return false }
+        return noteSaved(usersMute: muted, key: key)
     }
 
     /// Repairs of these streams' entries went out; until they are answered their end needs no other.

@@ -16,7 +16,7 @@ public enum ServerSaving: String, Sendable, CaseIterable {
     public var savesMuteWithEveryChange: Bool { self == .wirePlumber }
 
     /// Whether a change of a stream that is not a change of its level (a move, a cork) saves its mute
-    /// again, when its mute is one the server saves (``LevelOwnership/streamChanged(_:key:theirLevel:policyMuted:)``).
+    /// again, when its mute is one the server saves (``LevelOwnership/streamChanged(_:key:theirLevel:policyMuted:muted:)``).
     public var savesMuteWithAnyChange: Bool { self == .pulseAudio }
 
     /// Whether the saved entries it reads back are the ones it gives new streams. pipewire-pulse's read-back

@@ -21,9 +21,13 @@ public struct WrittenStream: Equatable, Sendable {
     /// The server instance (its cookie, ``SavedLevels/serverCookie``) the stream played on; nil when the
     /// server did not tell (ALSA), and in older journals.
     public var server: UInt32?
+    /// For a stream the policy muted: the latest mute its user (or app) set on any stream of its key, as
+    /// far as the daemon heard (``LevelOwnership/usersMute(ofKey:policyMuted:)``). Its key's entry is
+    /// repaired with it once the stream is gone. Nil when none was heard of.
+    public var keyUsersMute: Bool?
 
     public init(index: UInt32, key: String?, own: ChannelVolumes, muted: Bool, policyMuted: Bool,
-                duckLevels: [Double], savedMute: SavedMuteMark?, server: UInt32? = nil) {
+                duckLevels: [Double], savedMute: SavedMuteMark?, server: UInt32? = nil, keyUsersMute: Bool? = nil) {
         self.index = index
         self.key = key
         self.own = own
@@ -32,6 +36,7 @@ public struct WrittenStream: Equatable, Sendable {
         self.duckLevels = duckLevels
         self.savedMute = savedMute
         self.server = server
+        self.keyUsersMute = keyUsersMute
     }
 
     /// Whether the stream may still play on server instance `instance`: a restarted server starts its
@@ -45,8 +50,10 @@ public struct WrittenStream: Equatable, Sendable {
         return server == instance
     }
 
-    /// The mute to save for the stream's key: the user's, never the policy's.
-    public var savedEntryMute: Bool { policyMuted ? false : muted }
+    /// The mute to save for the stream's key: the user's, never the policy's. For a stream the policy
+    /// muted that is its key's latest mute of its user's, not the stream's own (unmuted before the
+    /// policy's mute): a user who muted another stream of the key since muted the key.
+    public var savedEntryMute: Bool { policyMuted ? keyUsersMute ?? false : muted }
 
     /// Whether `current` is a copy of the user's own level scaled down by one common factor: a level the
     /// policy could have written (mid-ramp, ducked, faded out). Anything else was set by someone else

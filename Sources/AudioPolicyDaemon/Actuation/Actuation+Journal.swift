@@ -99,7 +99,8 @@ extension Actuation {
     func journalEntry(of live: LiveStream, pausedPlayers: [String]) -> JournalEntry {
         live.journalEntry(pausedPlayers: pausedPlayers, duckLevels: duckLevels,
                           savedMute: restore?.savedMuteMark(of: live.input, policyMuted: live.policyMutedOnRecord),
-                          server: restore?.serverInstance)
+                          server: restore?.serverInstance,
+                          keyUsersMute: restore?.usersMute(ofKey: live.input, policyMuted: live.policyMutedOnRecord))
     }
 
     /// The journal entries of streams of `key` the policy holds muted are written again: whether the

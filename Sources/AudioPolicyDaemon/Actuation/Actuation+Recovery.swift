@@ -54,7 +54,7 @@ extension Actuation {
             if let own = step.restore {
                 server.setVolume(index: input.index, volumes: own)
                 // A write like any other: a stream that ends a moment later gets its entry repaired.
-                restore?.wroteOwnLevel(to: input, heldMuted: step.held)
+                restore?.wroteOwnLevel(to: input, heldMuted: step.held, usersMute: input.muted, recovery: true)
                 outcome.append("\(name) volume \(input.volume) -> \(own)")
                 input.volume = own
             } else if step.leftAlone {

@@ -49,7 +49,10 @@ extension Actuation {
         guard let live = streams[index], let server else { return }
         if level {
             server.setVolume(index: index, volumes: live.ownVolume)
-            restore?.wroteOwnLevel(to: live.input, heldMuted: false)
+            // Its mute, unless ours and undone in the same batch, is its user's.
+            if restore?.wroteOwnLevel(to: live.input, heldMuted: false, usersMute: !unmute && live.input.muted) == true {
+                journalSavedMute(of: live.input.restoreID)
+            }
         }
         if unmute { writeMute(index, false) }
         journalSync(index)

@@ -73,7 +73,7 @@ final class Actuation {
         self.server = server
         restore = server.savedLevels == nil ? nil : savedLevelsBook
         restore?.log = log
-        restore?.onSavedMuteTheirs = { [unowned self] key in journalSavedMute(of: key) }
+        restore?.onSavedMuteChanged = { [unowned self] key in journalSavedMute(of: key) }
         restore?.connected(to: server)
         keepSettledDucks()
     }

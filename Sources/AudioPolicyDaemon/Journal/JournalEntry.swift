@@ -58,11 +58,15 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     /// never takes a stream of another instance for this one (``WrittenStream/mayPlay(on:)``). Nil when
     /// the server did not tell (ALSA), and in older journals.
     public var server: UInt32?
+    /// For a stream the policy muted: the latest mute its user (or app) set on any stream of its key that
+    /// the daemon heard of, which a repair of the key's entry writes once the stream is gone
+    /// (``WrittenStream/keyUsersMute``). Nil otherwise, and in older journals.
+    public var keyUsersMute: Bool?
 
     public init(sinkInput: UInt32, restoreID: String?, application: String?, pid: Int?, volume: [UInt32],
                 channelMap: [Int32], muted: Bool, policyMuted: Bool = false, heldForLoss: Bool? = nil,
                 pausedPlayers: [String] = [], duckLevels: [Double]? = nil, savedMuteAbove: UInt32? = nil,
-                savedMuteServer: UInt32? = nil, server: UInt32? = nil) {
+                savedMuteServer: UInt32? = nil, server: UInt32? = nil, keyUsersMute: Bool? = nil) {
         self.sinkInput = sinkInput
         self.restoreID = restoreID
         self.application = application
@@ -77,6 +81,7 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         self.savedMuteAbove = savedMuteAbove
         self.savedMuteServer = savedMuteServer
         self.server = server
+        self.keyUsersMute = keyUsersMute
     }
 
     /// The user's own volume with its channel map.
@@ -102,20 +107,21 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         WrittenStream(index: sinkInput, key: restoreID, own: ownVolume, muted: muted, policyMuted: policyMuted,
                       duckLevels: duckLevels ?? [],
                       savedMute: savedMuteAbove.map { SavedMuteMark(above: $0, server: savedMuteServer) },
-                      server: server)
+                      server: server, keyUsersMute: keyUsersMute)
     }
 }
 
 extension JournalEntry {
     /// The entry for `input` as it is now, with `ownVolume` as the user's volume.
     init(_ input: SinkInput, ownVolume: ChannelVolumes, policyMuted: Bool, heldForLoss: Bool, pausedPlayers: [String],
-         duckLevels: [Double], savedMute: SavedMuteMark?, server: UInt32?) {
+         duckLevels: [Double], savedMute: SavedMuteMark?, server: UInt32?, keyUsersMute: Bool?) {
         self.init(sinkInput: input.index, restoreID: input.restoreID, application: input.applicationName,
                   pid: input.processID,
                   volume: ownVolume.values, channelMap: ownVolume.channelMap,
                   muted: policyMuted ? false : input.muted, policyMuted: policyMuted,
                   heldForLoss: policyMuted && heldForLoss ? true : nil, pausedPlayers: pausedPlayers, duckLevels: duckLevels,
                   savedMuteAbove: policyMuted ? savedMute?.above : nil,
-                  savedMuteServer: policyMuted ? savedMute?.server : nil, server: server)
+                  savedMuteServer: policyMuted ? savedMute?.server : nil, server: server,
+                  keyUsersMute: policyMuted ? keyUsersMute : nil)
     }
 }

@@ -92,6 +92,7 @@ public struct RehearsedDaemon: Sendable {
                     server.setVolume(written.index, own, byDaemon: true, at: now, continuesBatch: step.unmute)
                     // A write like any other: a stream that ends a moment later gets its entry repaired.
                     ownership.wroteOwnLevel(to: written.index, key: written.key, heldMuted: step.held,
+                                            usersMute: !step.unmute && stream.muted, recovery: true,
                                             now: UInt64(now) * 1000)
                 }
             } else {
@@ -172,7 +173,10 @@ public struct RehearsedDaemon: Sendable {
                                                  writable: true, policyMuted: policyMuted)
         if correction.writeOwn {
             server.setVolume(index, origin.own, byDaemon: true, at: now)
-            ownership.wroteOwnLevel(to: index, key: key, heldMuted: false, now: UInt64(now) * 1000)
+            if ownership.wroteOwnLevel(to: index, key: key, heldMuted: false, usersMute: live[index]?.muted ?? false,
+                                       now: UInt64(now) * 1000) {
+                journalSavedMute(of: key)
+            }
         }
         if correction.unmute { writeMute(index, false, on: &server, at: now, continuesBatch: correction.writeOwn) }
     }
@@ -221,7 +225,8 @@ public struct RehearsedDaemon: Sendable {
         record.factor = 1
         record.wanted = 1
         live[index] = record
-        if ownership.streamChanged(index, key: record.key, theirLevel: true, policyMuted: record.policyMuted) {
+        if ownership.streamChanged(index, key: record.key, theirLevel: true, policyMuted: record.policyMuted,
+                                   muted: record.muted) {
             journalSavedMute(of: record.key)
         }
         journalSync(index)
@@ -253,7 +258,8 @@ public struct RehearsedDaemon: Sendable {
     /// The server moved it.
     public mutating func moved(_ index: UInt32) {
         guard connected, let record = live[index] else { return }
-        if ownership.streamChanged(index, key: record.key, theirLevel: false, policyMuted: record.policyMuted) {
+        if ownership.streamChanged(index, key: record.key, theirLevel: false, policyMuted: record.policyMuted,
+                                   muted: record.muted) {
             journalSavedMute(of: record.key)
         }
     }
@@ -277,8 +283,9 @@ public struct RehearsedDaemon: Sendable {
                                  at now: Milliseconds) {
         guard let key = stream.key, !stream.own.values.isEmpty else { return }
         let saved = server.entries[key]
-        server.writeEntry(key, volume: stream.own,
-                          muted: ownership.repairMute(of: stream, saved: saved?.muted), for: index, at: now)
+        let muted = ownership.repairMute(of: stream, saved: saved?.muted)
+        if ownership.repairSent(key: key, muted: muted, over: saved?.muted) { journalSavedMute(of: key) }
+        server.writeEntry(key, volume: stream.own, muted: muted, for: index, at: now)
         if ownership.entryRepaired(key: key) { journalSavedMute(of: key) }
     }
 
@@ -403,7 +410,8 @@ public struct RehearsedDaemon: Sendable {
         WrittenStream(index: index, key: record.key, own: record.own, muted: record.policyMutedOnRecord ? false : record.muted,
                       policyMuted: record.policyMutedOnRecord, duckLevels: duckLevels,
                       savedMute: ownership.savedMuteMark(of: index, key: record.key, policyMuted: record.policyMutedOnRecord),
-                      server: ownership.server)
+                      server: ownership.server,
+                      keyUsersMute: ownership.usersMute(ofKey: record.key, policyMuted: record.policyMutedOnRecord))
     }
 
     private mutating func journalSavedMute(of key: String) {
