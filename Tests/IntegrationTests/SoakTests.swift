@@ -26,7 +26,7 @@ struct SoakTests {
         let server = try SoundServerProcess.current()
         let script = TestEnvironment.packageRoot.appendingPathComponent("scripts/sound-server").path
         let (code, output) = try Self.soak([
-            "--duration", "\(Self.churnSeconds)s", "--seed", "20261123", "--checkpoint-every", "10s",
+            "--duration", "\(Self.churnSeconds)s", "--seed", "20261123", "--checkpoint-every", "8s",
             "--kill-every", "12s", "--restart-every", "14s", "--output-every", "6s", "--users-avoid-ramps",
             "--restart-server", "'\(script)' restart '\(server.directory)'",
         ], forgetting: false)

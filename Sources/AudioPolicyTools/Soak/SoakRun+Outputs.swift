@@ -64,6 +64,8 @@ final class OutputEpisode {
     static let afterMove: UInt64 = 1_000_000
     /// How long after moving streams onto the headset the user looks whether they are on it.
     static let arrivalCheck: UInt64 = 800_000
+    /// How long the user lets a headset play once a checkpoint is due (``SoakRun/stepOutput(now:)``).
+    static let hurriedPause: UInt64 = 300_000
 
     init(number: Int, module: String, speakers: String, ending: Ending, moved: [UInt32], now: UInt64, endsAt: UInt64) {
         self.number = number
@@ -98,6 +100,12 @@ extension SoakRun {
             // after, rather than a whole interval later: a short run still sees every way it goes.
             nextOutput = now + (startOutput(now: now) ? random.around(seconds: plan.outputInterval) : 500_000)
             return
+        }
+        // A checkpoint that is due waits for the episode to end: the user's pause while a headset plays
+        // (1–3 s, and again after a profile switch) is cut short, so that an episode bounds the wait by its
+        // moves and the server's answers alone (a 40 s churn on PipeWire saw a checkpoint put off 6 s).
+        if case .playing = episode.step, now >= nextCheckpoint {
+            episode.dueAt = min(episode.dueAt, now + OutputEpisode.hurriedPause)
         }
         guard now >= episode.dueAt else { return }
         switch (episode.step, episode.ending) {
