@@ -27,7 +27,7 @@ struct SoakTests {
         let script = TestEnvironment.packageRoot.appendingPathComponent("scripts/sound-server").path
         let (code, output) = try Self.soak([
             "--duration", "\(Self.churnSeconds)s", "--seed", "20261123", "--checkpoint-every", "8s",
-            "--kill-every", "12s", "--restart-every", "14s", "--output-every", "6s", "--users-avoid-ramps",
+            "--kill-every", "12s", "--restart-every", "11s", "--output-every", "6s", "--users-avoid-ramps",
             "--restart-server", "'\(script)' restart '\(server.directory)'",
         ], forgetting: false)
         let restarts = Self.count(after: "server restarts: ", in: output)

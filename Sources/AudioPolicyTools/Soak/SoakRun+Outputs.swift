@@ -92,19 +92,21 @@ extension SoakRun {
     func stepOutput(now: UInt64) {
         guard mixer.isReady else { return }
         guard let episode = output else {
-            // A checkpoint that is due comes first: it waits for no episode to be running, and with a
-            // headset every few seconds a new one could start each time the last ended, so that a 40 s run
-            // saw its first checkpoint at 31 s (the project's CI on 5fc07c0, PipeWire).
-            guard plan.outputInterval > 0, now >= nextOutput, now < nextCheckpoint else { return }
+            // A checkpoint or a server restart that is due comes first: it waits for no episode to be
+            // running, and with a headset every few seconds a new one could start each time the last ended,
+            // so that a 40 s run saw its first checkpoint at 31 s (the project's CI on 5fc07c0, PipeWire),
+            // and one with checkpoints every 8 s no server restart at all (a clean clone's run, PipeWire).
+            guard plan.outputInterval > 0, now >= nextOutput, now < nextCheckpoint, now < nextRestart else { return }
             // A headset that cannot come now (no stream to move: the server just came back) comes soon
             // after, rather than a whole interval later: a short run still sees every way it goes.
             nextOutput = now + (startOutput(now: now) ? random.around(seconds: plan.outputInterval) : 500_000)
             return
         }
-        // A checkpoint that is due waits for the episode to end: the user's pause while a headset plays
-        // (1–3 s, and again after a profile switch) is cut short, so that an episode bounds the wait by its
-        // moves and the server's answers alone (a 40 s churn on PipeWire saw a checkpoint put off 6 s).
-        if case .playing = episode.step, now >= nextCheckpoint {
+        // A checkpoint or server restart that is due waits for the episode to end: the user's pause while a
+        // headset plays (1–3 s, and again after a profile switch) is cut short, so that an episode bounds
+        // the wait by its moves and the server's answers alone (a 40 s churn on PipeWire saw a checkpoint
+        // put off 6 s).
+        if case .playing = episode.step, now >= min(nextCheckpoint, nextRestart) {
             episode.dueAt = min(episode.dueAt, now + OutputEpisode.hurriedPause)
         }
         guard now >= episode.dueAt else { return }
