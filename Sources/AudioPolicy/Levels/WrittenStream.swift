@@ -21,9 +21,10 @@ public struct WrittenStream: Equatable, Sendable {
     /// The server instance (its cookie, ``SavedLevels/serverCookie``) the stream played on; nil when the
     /// server did not tell (ALSA), and in older journals.
     public var server: UInt32?
-    /// For a stream the policy muted: the latest mute its user (or app) set on any stream of its key, as
-    /// far as the daemon heard (``LevelOwnership/usersMute(ofKey:policyMuted:)``). Its key's entry is
-    /// repaired with it once the stream is gone. Nil when none was heard of.
+    /// For a stream the policy muted: its key's saved mute as its users have it (the mute, with the
+    /// policy's taken off, of the stream whose mute the server saved last for the key:
+    /// ``LevelOwnership/usersMute(ofKey:policyMuted:)``). Its key's entry is repaired with it once the
+    /// stream is gone. Nil when the daemon heard of no such save.
     public var keyUsersMute: Bool?
 
     public init(index: UInt32, key: String?, own: ChannelVolumes, muted: Bool, policyMuted: Bool,
@@ -51,8 +52,8 @@ public struct WrittenStream: Equatable, Sendable {
     }
 
     /// The mute to save for the stream's key: the user's, never the policy's. For a stream the policy
-    /// muted that is its key's latest mute of its user's, not the stream's own (unmuted before the
-    /// policy's mute): a user who muted another stream of the key since muted the key.
+    /// muted that is its key's saved mute as its users have it (``keyUsersMute``), not the stream's own
+    /// (unmuted before the policy's mute): a user who muted another stream of the key since muted the key.
     public var savedEntryMute: Bool { policyMuted ? keyUsersMute ?? false : muted }
 
     /// Whether `current` is a copy of the user's own level scaled down by one common factor: a level the

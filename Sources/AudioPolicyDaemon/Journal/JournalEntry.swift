@@ -58,9 +58,10 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     /// never takes a stream of another instance for this one (``WrittenStream/mayPlay(on:)``). Nil when
     /// the server did not tell (ALSA), and in older journals.
     public var server: UInt32?
-    /// For a stream the policy muted: the latest mute its user (or app) set on any stream of its key that
-    /// the daemon heard of, which a repair of the key's entry writes once the stream is gone
-    /// (``WrittenStream/keyUsersMute``). Nil otherwise, and in older journals.
+    /// For a stream the policy muted: its key's saved mute as its users have it (the mute, with the
+    /// policy's taken off, of the stream whose mute the server saved last for the key), which a repair of
+    /// the key's entry writes once the stream is gone (``WrittenStream/keyUsersMute``). Nil otherwise, and
+    /// in older journals.
     public var keyUsersMute: Bool?
 
     public init(sinkInput: UInt32, restoreID: String?, application: String?, pid: Int?, volume: [UInt32],
