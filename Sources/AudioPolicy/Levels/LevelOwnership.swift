@@ -64,7 +64,10 @@ public struct LevelOwnership: Sendable {
     private struct HandOver {
         var index: UInt32
         var at: UInt64
-        var muted: Bool
+        /// The stream's mute once the write is applied; nil for a level write that handed the saved mute
+        /// to us: any report of the stream shows it applied (the mute it had is unknown here: the daemon
+        /// tells the mute reported, the rehearsal the user's).
+        var muted: Bool?
         var toOurs: Bool
     }
 
@@ -170,7 +173,7 @@ public struct LevelOwnership: Sendable {
     private func savedMute(of key: String, index: UInt32, now: UInt64?) -> (ours: Bool, theirs: Bool) {
         if let flight = now.map({ handOver(of: key, now: $0) }) ?? handOvers[key] {
             // Before the write and after it: from ours to the written stream's mute, or from theirs to ours.
-            return (true, flight.toOurs || flight.muted)
+            return (true, flight.toOurs || flight.muted == true)
         }
         let ours = writes.savedMuteIsOurs(key: key, index: index)
         return (ours, !ours && mutedByThem.contains(key))
@@ -242,12 +245,23 @@ public struct LevelOwnership: Sendable {
         streams[index, default: StreamLevels()].lastWriteAt = now
         writes.wrote(volume, key: key, own: own)
         let wasOurs = key.map { writes.savedMuteMayBeOurs(key: $0) } ?? false
+        let usersMuted = key.flatMap { usersMutes[$0] } == true
         let changed = levelChanged(index, key: key, policyMuted: policyMuted, muted: muted)
-        // The saved mute goes from ours to this stream's (an unmute's batch, whose fade-in's first step
-        // comes first; on WirePlumber, a duck of another stream of the key): until the server has applied
-        // the write, a stream that starts gets ours (found by the levels property run).
         if wasOurs, let key, !writes.savedMuteMayBeOurs(key: key) {
+            // The saved mute goes from ours to this stream's (an unmute's batch, whose fade-in's first step
+            // comes first; on WirePlumber, a duck of another stream of the key): until the server has
+            // applied the write, a stream that starts gets ours (found by the levels property run).
             handOvers[key] = HandOver(index: index, at: now, muted: muted, toOurs: false)
+        } else if let key, let flight = handOvers[key], flight.toOurs, flight.muted == nil, flight.index == index {
+            // The next step of the ramp: a start that overtakes it has the step before's, ours (found by
+            // the levels property run: a restore's second step overtaken, the start kept our mute).
+            handOvers[key] = nil
+        } else if !wasOurs, usersMuted, let key, writes.savedMuteMayBeOurs(key: key) {
+            // From a mute its users set to ours: on WirePlumber a fade-out's first step saves the faded
+            // stream's mute, and the key's is ours from then on; until the server has applied the write, a
+            // muted start has its user's (found by the levels property run: its user muted one stream of the
+            // key, the policy faded another out, and a third that started in the same moment was unmuted).
+            handOvers[key] = HandOver(index: index, at: now, muted: nil, toOurs: true)
         }
         notePending(key, now: now)
         return changed
@@ -359,9 +373,11 @@ public struct LevelOwnership: Sendable {
         } else if muted, let key {
             // Ours now: a start before the write is applied has the mute saved before, someone else's if
             // they had muted the key (found by the levels property run: a user's mute of another stream
-            // of the key, overtaken by a stream that started as we faded the music out, taken for ours).
-            handOvers[key] = !wasOurs && mutedByThem.contains(key)
-                ? HandOver(index: index, at: now, muted: true, toOurs: true) : nil
+            // of the key, overtaken by a stream that started as we faded the music out, taken for ours) —
+            // or if the fade's first step handed it over from theirs and is still in flight (``wrote(_:to:key:own:policyMuted:muted:now:)``).
+            let fromTheirs = !wasOurs && mutedByThem.contains(key)
+                || handOver(of: key, now: now).map { $0.toOurs && $0.index == index } == true
+            handOvers[key] = fromTheirs ? HandOver(index: index, at: now, muted: true, toOurs: true) : nil
         }
         key.map { _ = mutedByThem.remove($0) }
         // A write like any other: a stream that ends a moment later gets its entry repaired (found by the
@@ -388,7 +404,7 @@ public struct LevelOwnership: Sendable {
     /// key's saved mute over, which it shows applied (the stream's mute as that write left it), is no
     /// longer in flight.
     public mutating func seen(_ index: UInt32, key: String?, muted: Bool) {
-        guard let key, let flight = handOvers[key], flight.index == index, flight.muted == muted else { return }
+        guard let key, let flight = handOvers[key], flight.index == index, flight.muted ?? muted == muted else { return }
         handOvers[key] = nil
     }
 
