@@ -10,6 +10,7 @@ extension PulseConnection: StreamServer {
 }
 
 extension PulseConnection: SavedLevels {
+    public var savedAtStart: [StreamRestoreEntry]? { tracker.savedAtStart }
     public var savesMuteWithEveryChange: Bool { tracker.serverIsPipeWire }
     public var serverCookie: UInt32? { cookie }
 }

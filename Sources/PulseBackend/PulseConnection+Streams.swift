@@ -32,7 +32,7 @@ extension PulseConnection {
             reportFailure(of: subscribe.action, context: context)
         }
 
-        tracker.listsPending = 2
+        tracker.listsPending = 3
         let clients = ClientListRequest(connection: self)
         if !clients.start({ pa_context_get_client_info_list(context, ClientListRequest.callback, $0) }) {
             initialListFailed("list clients")
@@ -40,6 +40,14 @@ extension PulseConnection {
         let streams = SinkInputListRequest(connection: self)
         if !streams.start({ pa_context_get_sink_input_info_list(context, SinkInputListRequest.callback, $0) }) {
             initialListFailed("list sink inputs")
+        }
+        // After the streams (replies come in request order): the entries as they are once the streams
+        // are listed, for recovery (``SavedLevels/savedAtStart``).
+        readSavedEntries { [weak self] entries in
+            guard let self else { return }
+            tracker.savedAtStart = entries
+            tracker.listsPending -= 1
+            deliverInitialStreamsIfComplete()
         }
         // Asked after the clients, so their clients are known when they arrive.
         listCaptures()

@@ -41,6 +41,8 @@ struct StreamTracker {
     /// Initial list requests not answered yet.
     var listsPending = 0
     var initialDelivered = false
+    /// The saved entries, read with the initial lists (``SavedLevels/savedAtStart``).
+    var savedAtStart: [StreamRestoreEntry]?
     /// pipewire-pulse announces new streams before it knows their volume.
     var serverIsPipeWire = false
     private var lastToken: UInt64 = 0

@@ -101,9 +101,12 @@ public final class StreamRestore {
     }
 
     /// Where `input`'s key's saved mute is the policy's mute of it (``LevelOwnership/savedMuteMark(of:key:policyMuted:)``).
-    public func savedMuteMark(of input: SinkInput, policyMuted: Bool) -> SavedMuteMark? {
+    /// `unmuteInFlight`: the policy's unmute of it is not answered yet
+    /// (``LevelOwnership/savedMuteMark(of:key:policyMuted:unmuteInFlight:)``).
+    public func savedMuteMark(of input: SinkInput, policyMuted: Bool, unmuteInFlight: Bool) -> SavedMuteMark? {
         refresh()
-        return ledger.savedMuteMark(of: input.index, key: input.restoreID, policyMuted: policyMuted)
+        return ledger.savedMuteMark(of: input.index, key: input.restoreID, policyMuted: policyMuted,
+                                    unmuteInFlight: unmuteInFlight)
     }
 
     /// The latest mute someone else set on a stream of `input`'s key, for the journal's entry of a stream
@@ -184,9 +187,12 @@ public final class StreamRestore {
     public var onSavedMuteChanged: ((String) -> Void)?
 
     /// What an earlier run (or a server that went away) left changed, before its streams are restored.
-    public func recovered(_ streams: [WrittenStream]) {
+    /// `gone`: the indexes of those no longer present; the entries saved muted are the connection's
+    /// (``SavedLevels/savedAtStart``).
+    public func recovered(_ streams: [WrittenStream], gone: Set<UInt32>) {
         refresh()
-        ledger.recovered(streams, now: MainLoop.monotonicMicroseconds())
+        let savedMuted = levels?.savedAtStart.map { Set($0.filter(\.muted).map(\.name)) }
+        ledger.recovered(streams, gone: gone, savedMuted: savedMuted, now: MainLoop.monotonicMicroseconds())
     }
 
     // MARK: - A new stream

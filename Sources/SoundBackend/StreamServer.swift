@@ -77,6 +77,10 @@ public protocol SavedLevels: AnyObject {
     /// starts: a sink-input index means something only on the instance that gave it (indexes start
     /// again on a restarted server). Nil when the server did not tell.
     var serverCookie: UInt32? { get }
+    /// The saved entries as the connection read them together with its initial streams, before
+    /// `.initialStreams` (``ServerNews``): what recovery weighs a dead run's journal against (nil: the
+    /// read failed, or none was made).
+    var savedAtStart: [StreamRestoreEntry]? { get }
 }
 
 extension StreamServer {

@@ -325,6 +325,40 @@ struct FakeServerTests {
         _ = first
     }
 
+    @Test("killed between the policy's unmute and the server's answer, the music ending with that unmute lost: music that started meanwhile with the saved mute is unmuted by the next daemon (control: its key not saved muted — the unmute applied — music its app started muted stays muted)",
+          arguments: [true, false])
+    func startMeanwhileWithALostUnmutesMute(unmuteLost: Bool) throws {
+        let music = server.addStream(role: "music", application: "Music", volume: Self.own)
+        let first = try startDaemon(name: "first")
+        first.run(for: 0.2)
+        let call = server.addStream(role: "phone", application: "Phone", volume: [65536, 65536])
+        #expect(first.run(until: { server.streams[music]?.muted == true }, timeout: 3), "\(server.writes)")
+        first.run(for: 0.2)
+        server.removeStream(call)
+        #expect(first.run(until: { server.writes.contains(.mute(music, false)) }, timeout: 3), "\(server.writes)")
+        #expect(first.journal.first { $0.sinkInput == music }?.savedMuteIfUnmuteLost == true,
+                "the journal does not say where the key's saved mute would be ours: \(first.journal)")
+        // Killed; the music ends. Lost, the unmute leaves the call's mute saved for the key, and the next
+        // music gets it; applied, the key's saved mute is not ours (here: nothing saved), and the next
+        // music is muted by its app.
+        server.dropConnections()
+        server.removeStream(music)
+        if unmuteLost {
+            server.saved[Self.musicKey] = StreamRestoreEntry(name: Self.musicKey, volume: server.saved[Self.musicKey]?.volume,
+                                                             muted: true, device: nil)
+        } else {
+            server.saved[Self.musicKey] = nil
+        }
+        // Its app sets a level of its own (PulseAudio restores only the mute then): no level of ours tells.
+        let next = server.addStream(role: "music", application: "Music", volume: [30000, 20000], muted: !unmuteLost,
+                                    appSetsVolume: true)
+        #expect(server.streams[next]?.muted == true)
+        let second = try startDaemon(name: "second")
+        second.run(for: 0.5)
+        #expect(server.streams[next]?.muted == !unmuteLost, "the music that started meanwhile: \(server.writes)")
+        _ = first
+    }
+
     @Test("killed while ducking: the next start restores the music exactly (control: unless the user set it meanwhile)",
           arguments: [false, true])
     func crashRecovery(userSetsItMeanwhile: Bool) throws {

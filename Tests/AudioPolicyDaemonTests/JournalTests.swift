@@ -95,6 +95,24 @@ struct JournalTests {
         #expect(!String(decoding: JournalFile(entries: [Self.music]).encoded(), as: UTF8.self).contains("keyUsersMute"))
     }
 
+    /// The mark kept for an unmute the server had not answered says so through the file: the next run
+    /// counts it only for a stream gone whose key is saved muted (``SavedMuteMark/ifUnmuteLost``).
+    @Test("a saved-mute mark kept for an unanswered unmute survives the file as one; a plain mark stays plain")
+    func unmuteLostMarkSurvivesTheFile() throws {
+        var kept = Self.music
+        kept.policyMuted = true
+        kept.savedMuteAbove = 7
+        kept.savedMuteServer = 42
+        kept.savedMuteIfUnmuteLost = true
+        let back = try JournalFile.decode(JournalFile(entries: [kept]).encoded())
+        #expect(back.entries.first?.written.savedMute == SavedMuteMark(above: 7, server: 42, ifUnmuteLost: true))
+        // Control: a mark of a mute that is ours (an older journal's, too) is not conditional.
+        kept.savedMuteIfUnmuteLost = nil
+        let plain = try JournalFile.decode(JournalFile(entries: [kept]).encoded())
+        #expect(plain.entries.first?.written.savedMute == SavedMuteMark(above: 7, server: 42))
+        #expect(!String(decoding: JournalFile(entries: [kept]).encoded(), as: UTF8.self).contains("savedMuteIfUnmuteLost"))
+    }
+
     // MARK: - The file
 
     @Test func appendsRecordsLoadsTheLastAndIsRemovedAtACleanStopWhenEmpty() throws {

@@ -1,5 +1,8 @@
 /// A stream as `status` shows it: who it is, its class, what the policy is doing to it.
-public struct StreamStatus: Hashable, Sendable, Codable {
+public struct StreamStatus: Hashable, Sendable {
+    /// The engine's id of the stream (or the hook's request): what actuation finds its record by.
+    public var stream: StreamID
+    /// Its printed form (``StreamID/rawValue``), as `status` shows it.
     public var id: String
     public var application: String
     public var role: String?
@@ -30,6 +33,7 @@ public struct StreamStatus: Hashable, Sendable, Codable {
 
     /// A hook's request that waits for the call to end (``CallWait``): `waiting`, changing nothing yet.
     init(waiting request: CallWait.Request, at now: Milliseconds) {
+        stream = request.token
         id = request.token.rawValue
         application = request.properties["application.name"] ?? request.token.rawValue
         role = request.properties["media.role"]
@@ -47,6 +51,7 @@ public struct StreamStatus: Hashable, Sendable, Codable {
     }
 
     init(_ stream: TrackedStream, at now: Milliseconds) {
+        self.stream = stream.id
         id = stream.id.rawValue
         application = stream.applicationName
         role = stream.properties["media.role"]

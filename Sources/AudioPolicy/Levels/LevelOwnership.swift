@@ -214,9 +214,17 @@ public struct LevelOwnership: Sendable {
     /// which saves nothing new): its mark is carried on, or a second kill would lose it and a stream
     /// that starts after it with our mute would be taken for one its user muted (found by the levels
     /// property run: 3 of 240,000 sequences on PulseAudio).
-    public func savedMuteMark(of index: UInt32, key: String?, policyMuted: Bool) -> SavedMuteMark? {
-        guard saving != nil, policyMuted, let key, writes.savedMuteMayBeOurs(key: key) else { return nil }
-        return SavedMuteMark(above: max(highestIndexSeen ?? 0, index), server: server)
+    /// `unmuteInFlight`: the policy's unmute of it is sent and not answered (its mute stays on the
+    /// journal's record): where the key's saved mute is not ours, the mark still says where it would be
+    /// if that unmute were lost (``SavedMuteMark/ifUnmuteLost``). Found by the levels property run: the
+    /// daemon was killed as it unmuted a stream that then ended, its unmute lost, and a stream that started
+    /// while no daemon ran got our mute and was taken for one its user muted.
+    public func savedMuteMark(of index: UInt32, key: String?, policyMuted: Bool,
+                              unmuteInFlight: Bool = false) -> SavedMuteMark? {
+        guard saving != nil, policyMuted, let key else { return nil }
+        let ours = writes.savedMuteMayBeOurs(key: key)
+        guard ours || unmuteInFlight else { return nil }
+        return SavedMuteMark(above: max(highestIndexSeen ?? 0, index), server: server, ifUnmuteLost: !ours)
     }
 
     /// `key`'s saved mute as its users have it (``usersMutes``), for the journal's entry of a stream the
@@ -430,8 +438,20 @@ public struct LevelOwnership: Sendable {
     /// what it wrote may be saved too.
     /// `now`: when (µs); a start at a balanced step of its ramps counts as ours for ``lateWriteWindow``
     /// (``balancedStepsUntil``).
-    public mutating func recovered(_ streams: [WrittenStream], now: UInt64? = nil) {
+    /// `gone`: the indexes of those no longer present; `savedMuted`: the keys whose saved entry the
+    /// server has muted now (nil: not known). A mark kept for an unmute in flight
+    /// (``SavedMuteMark/ifUnmuteLost``) counts only for a stream gone whose key is saved muted: its unmute
+    /// was lost with it (a stream still there applied it; one that ended later saved it).
+    public mutating func recovered(_ streams: [WrittenStream], gone: Set<UInt32> = [], savedMuted: Set<String>? = nil,
+                                   now: UInt64? = nil) {
         repairing = []
+        let streams = streams.map { stream in
+            guard stream.savedMute?.ifUnmuteLost == true else { return stream }
+            var stream = stream
+            let lost = gone.contains(stream.index) && stream.key.map { savedMuted?.contains($0) == true } == true
+            if !lost { stream.savedMute = nil }
+            return stream
+        }
         writes.recovered(streams, server: server)
         for stream in streams {
             if let key = stream.key, let mute = stream.keyUsersMute { usersMutes[key] = mute }

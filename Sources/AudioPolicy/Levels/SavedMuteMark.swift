@@ -8,9 +8,14 @@ public struct SavedMuteMark: Equatable, Sendable {
     public var above: UInt32
     /// The server instance's cookie (``SavedLevels/serverCookie``); nil when the server did not tell.
     public var server: UInt32?
+    /// The mark of a stream whose unmute by the policy the server had not answered: the key's saved mute
+    /// is ours only if that unmute was lost, which the next run takes it was when the stream is gone and
+    /// its key's entry is saved muted (``LevelOwnership/recovered(_:gone:savedMuted:now:)``).
+    public var ifUnmuteLost: Bool
 
-    public init(above: UInt32, server: UInt32?) {
+    public init(above: UInt32, server: UInt32?, ifUnmuteLost: Bool = false) {
         self.above = above
         self.server = server
+        self.ifUnmuteLost = ifUnmuteLost
     }
 }

@@ -221,7 +221,7 @@ struct TimelineRecorder {
         }
         var seen: Set<StreamID> = []
         for status in engine.snapshot(at: now) {
-            let id = StreamID(status.id)
+            let id = status.stream
             seen.insert(id)
             let index = lane(for: id, status: status, at: now)
             if lanes[index].className != status.className {

@@ -98,7 +98,8 @@ extension Actuation {
     /// The stream's entry as it stands, with the run's duck levels and where its key's saved mute is ours.
     func journalEntry(of live: LiveStream, pausedPlayers: [String]) -> JournalEntry {
         live.journalEntry(pausedPlayers: pausedPlayers, duckLevels: duckLevels,
-                          savedMute: restore?.savedMuteMark(of: live.input, policyMuted: live.policyMutedOnRecord),
+                          savedMute: restore?.savedMuteMark(of: live.input, policyMuted: live.policyMutedOnRecord,
+                                                            unmuteInFlight: !live.policyMuted && live.policyMutedOnRecord),
                           server: restore?.serverInstance,
                           keyUsersMute: restore?.usersMute(ofKey: live.input, policyMuted: live.policyMutedOnRecord))
     }

@@ -19,8 +19,9 @@ extension Actuation {
     func recoverFromJournal(_ inputs: [SinkInput], completion: @escaping () -> Void) -> [SinkInput] {
         let entries = journal.beginRecovery()
         recoveredHolds = []
-        // Streams that started while no daemon ran may have been given its ducks.
-        restore?.recovered(entries.map(\.written))
+        // Streams that started while no daemon ran may have been given its ducks, or its mute.
+        let absent = entries.filter { entry in !inputs.contains { entry.describes($0, on: restore?.serverInstance) } }
+        restore?.recovered(entries.map(\.written), gone: Set(absent.map(\.sinkInput)))
         restore?.rememberSettled(entries.map(\.written))
         // A server that restarted may have brought back a level some run's ducks settled at.
         restore?.repairSettledEntries()

@@ -54,6 +54,10 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     /// of the key with the saved mute has the policy's. Nil when the server did not tell, and in older
     /// journals: then only the index counts.
     public var savedMuteServer: UInt32?
+    /// Set when ``savedMuteAbove`` is kept for the policy's unmute of the stream that the server had not
+    /// answered: the key's saved mute is ours above it only if that unmute was lost
+    /// (``SavedMuteMark/ifUnmuteLost``). Nil otherwise, and in older journals.
+    public var savedMuteIfUnmuteLost: Bool?
     /// The server instance the stream played on (its cookie, ``SavedLevels/serverCookie``): recovery
     /// never takes a stream of another instance for this one (``WrittenStream/mayPlay(on:)``). Nil when
     /// the server did not tell (ALSA), and in older journals.
@@ -67,7 +71,8 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     public init(sinkInput: UInt32, restoreID: String?, application: String?, pid: Int?, volume: [UInt32],
                 channelMap: [Int32], muted: Bool, policyMuted: Bool = false, heldForLoss: Bool? = nil,
                 pausedPlayers: [String] = [], duckLevels: [Double]? = nil, savedMuteAbove: UInt32? = nil,
-                savedMuteServer: UInt32? = nil, server: UInt32? = nil, keyUsersMute: Bool? = nil) {
+                savedMuteServer: UInt32? = nil, savedMuteIfUnmuteLost: Bool? = nil, server: UInt32? = nil,
+                keyUsersMute: Bool? = nil) {
         self.sinkInput = sinkInput
         self.restoreID = restoreID
         self.application = application
@@ -81,6 +86,7 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         self.duckLevels = duckLevels
         self.savedMuteAbove = savedMuteAbove
         self.savedMuteServer = savedMuteServer
+        self.savedMuteIfUnmuteLost = savedMuteIfUnmuteLost
         self.server = server
         self.keyUsersMute = keyUsersMute
     }
@@ -107,7 +113,9 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     public var written: WrittenStream {
         WrittenStream(index: sinkInput, key: restoreID, own: ownVolume, muted: muted, policyMuted: policyMuted,
                       duckLevels: duckLevels ?? [],
-                      savedMute: savedMuteAbove.map { SavedMuteMark(above: $0, server: savedMuteServer) },
+                      savedMute: savedMuteAbove.map {
+                          SavedMuteMark(above: $0, server: savedMuteServer, ifUnmuteLost: savedMuteIfUnmuteLost == true)
+                      },
                       server: server, keyUsersMute: keyUsersMute)
     }
 }
@@ -122,7 +130,8 @@ extension JournalEntry {
                   muted: policyMuted ? false : input.muted, policyMuted: policyMuted,
                   heldForLoss: policyMuted && heldForLoss ? true : nil, pausedPlayers: pausedPlayers, duckLevels: duckLevels,
                   savedMuteAbove: policyMuted ? savedMute?.above : nil,
-                  savedMuteServer: policyMuted ? savedMute?.server : nil, server: server,
+                  savedMuteServer: policyMuted ? savedMute?.server : nil,
+                  savedMuteIfUnmuteLost: policyMuted && savedMute?.ifUnmuteLost == true ? true : nil, server: server,
                   keyUsersMute: policyMuted ? keyUsersMute : nil)
     }
 }

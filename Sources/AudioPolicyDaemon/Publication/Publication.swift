@@ -82,8 +82,8 @@ final class Publication {
     /// Every stream (and hook interruption) the engine tracks, as `status` shows it.
     private func statusRows() -> [StatusReport.Stream] {
         reading.engine.snapshot(at: clock.now).map { status -> StatusReport.Stream in
-            let index = UInt32(status.id)
-            let live = index.flatMap { actuation.streams[$0] }
+            let index = status.stream.playbackIndex
+            let live = actuation.index(of: status.stream).flatMap { actuation.streams[$0] }
             var row = StatusReport.Stream(
                 index: status.isHook ? nil : index, application: status.application,
                 pid: live?.input.processID,

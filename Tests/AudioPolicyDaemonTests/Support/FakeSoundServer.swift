@@ -216,6 +216,7 @@ final class FakeServerConnection: StreamServer, SavedLevels {
     var savedLevels: (any SavedLevels)? { self }
     var savesMuteWithEveryChange: Bool { server.savesMuteWithEveryChange }
     var serverCookie: UInt32? { server.cookie }
+    private(set) var savedAtStart: [StreamRestoreEntry]?
     /// A pulse server, as the daemon sees it.
     var instance: ServerInstance { ServerInstance(backend: .pulse, number: server.cookie) }
     var onNews: (ServerNews) -> Void = { _ in }
@@ -251,6 +252,7 @@ final class FakeServerConnection: StreamServer, SavedLevels {
             let inputs = server.streams.values.sorted { $0.index < $1.index }
             for input in inputs { told[input.index] = input }
             snapshotTold = true
+            savedAtStart = server.saved.values.sorted { $0.name < $1.name }
             onNews(.initialStreams(inputs))
             onNews(.initialCaptures([]))
             for sink in server.sinks.values.sorted(by: { $0.index < $1.index }) { onNews(.sinkAdded(sink)) }

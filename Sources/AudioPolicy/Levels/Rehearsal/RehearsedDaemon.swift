@@ -73,7 +73,13 @@ public struct RehearsedDaemon: Sendable {
         ownership.connected(saving: server.saving, server: server.cookie)
         ownership.rememberSettled(settledDucks)
         let entries = journal.values.sorted { $0.written.index < $1.written.index }
-        ownership.recovered(entries.map(\.written), now: UInt64(now) * 1000)
+        let present = entries.filter { entry in
+            server.streams[entry.written.index].map { $0.key == entry.written.key } == true
+                && entry.written.mayPlay(on: server.cookie)
+        }
+        ownership.recovered(entries.map(\.written),
+                            gone: Set(entries.map(\.written.index)).subtracting(present.map(\.written.index)),
+                            savedMuted: Set(server.entries.filter(\.value.muted).map(\.key)), now: UInt64(now) * 1000)
         _ = ownership.rememberSettled(entries.map(\.written))
         recoveredHolds = []
         var gone: [WrittenStream] = []
@@ -409,7 +415,8 @@ public struct RehearsedDaemon: Sendable {
     private func written(_ index: UInt32, _ record: Live) -> WrittenStream {
         WrittenStream(index: index, key: record.key, own: record.own, muted: record.policyMutedOnRecord ? false : record.muted,
                       policyMuted: record.policyMutedOnRecord, duckLevels: duckLevels,
-                      savedMute: ownership.savedMuteMark(of: index, key: record.key, policyMuted: record.policyMutedOnRecord),
+                      savedMute: ownership.savedMuteMark(of: index, key: record.key, policyMuted: record.policyMutedOnRecord,
+                                                         unmuteInFlight: !record.policyMuted && record.policyMutedOnRecord),
                       server: ownership.server,
                       keyUsersMute: ownership.usersMute(ofKey: record.key, policyMuted: record.policyMutedOnRecord))
     }
