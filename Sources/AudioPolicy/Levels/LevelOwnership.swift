@@ -260,9 +260,10 @@ public struct LevelOwnership: Sendable {
             // comes first; on WirePlumber, a duck of another stream of the key): until the server has
             // applied the write, a stream that starts gets ours (found by the levels property run).
             handOvers[key] = HandOver(index: index, at: now, muted: muted, toOurs: false)
-        } else if let key, let flight = handOvers[key], flight.toOurs, flight.muted == nil, flight.index == index {
-            // The next step of the ramp: a start that overtakes it has the step before's, ours (found by
-            // the levels property run: a restore's second step overtaken, the start kept our mute).
+        } else if let key, handOvers[key]?.toOurs == true {
+            // A later write of the key (the ramp's next step, another stream's): a start that overtakes it
+            // has the write before's, ours (found by the levels property run: a restore's second step
+            // overtaken, the start kept our mute).
             handOvers[key] = nil
         } else if !wasOurs, usersMuted, let key, writes.savedMuteMayBeOurs(key: key) {
             // From a mute its users set to ours: on WirePlumber a fade-out's first step saves the faded
@@ -295,6 +296,9 @@ public struct LevelOwnership: Sendable {
     public mutating func wroteOwnLevel(to index: UInt32, key: String?, heldMuted: Bool, usersMute: Bool,
                                        recovery: Bool = false, now: UInt64) -> Bool {
         streams[index, default: StreamLevels()].lastWriteAt = now
+        // A later write of the key: a start that overtakes it has our mute, applied before (found by the
+        // levels property run: a saved start's correction overtaken just after a fade-out's mute).
+        if let key, handOvers[key]?.toOurs == true { handOvers[key] = nil }
         if heldMuted, let key { savedByRecovery.append((key, ours: true)) }
         // A muted stream's mute is one PulseAudio saves (set by a client, or restored), though recovery
         // writes before the stream is heard of.
@@ -378,12 +382,17 @@ public struct LevelOwnership: Sendable {
         noteSaved(usersMute: false, key: key)
         if wasOurs, !muted, let key {
             handOvers[key] = HandOver(index: index, at: now, muted: false, toOurs: false)
+        } else if !muted, let key, handOvers[key]?.toOurs == true {
+            handOvers[key] = nil
         } else if muted, let key {
-            // Ours now: a start before the write is applied has the mute saved before, someone else's if
-            // they had muted the key (found by the levels property run: a user's mute of another stream
-            // of the key, overtaken by a stream that started as we faded the music out, taken for ours) —
-            // or if the fade's first step handed it over from theirs and is still in flight (``wrote(_:to:key:own:policyMuted:muted:now:)``).
-            let fromTheirs = !wasOurs && mutedByThem.contains(key)
+            // Ours now: a start before the write is applied has the mute saved before, never ours: someone
+            // else's if they had muted the key (found by the levels property run: a user's mute of another
+            // stream of the key, overtaken by a stream that started as we faded the music out, taken for
+            // ours), its app's on PulseAudio, which restores only a muted entry's mute to a stream that sets
+            // its own level (the property run: an app's muted start as we faded another stream of its key
+            // out, unmuted); or the fade's first step handed it over from theirs and is still in flight
+            // (``wrote(_:to:key:own:policyMuted:muted:now:)``).
+            let fromTheirs = !wasOurs
                 || handOver(of: key, now: now).map { $0.toOurs && $0.index == index } == true
             handOvers[key] = fromTheirs ? HandOver(index: index, at: now, muted: true, toOurs: true) : nil
         }
