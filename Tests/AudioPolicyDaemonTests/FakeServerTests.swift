@@ -359,6 +359,36 @@ struct FakeServerTests {
         _ = first
     }
 
+    @Test("killed during a call: music its user muted keeps its mute when the next daemon mutes the other music for the call again as it hears of the streams (control: music the policy muted is unmuted after the call)",
+          arguments: [true, false])
+    func usersMuteSurvivesTheCallsMuteAtRecovery(userMutes: Bool) throws {
+        // Heard in this order by the next daemon: the music, the call (which mutes it at once), the other.
+        let music = server.addStream(role: "music", application: "Music", volume: Self.own, pid: 4242)
+        let call = server.addStream(role: "phone", application: "Phone", volume: [65536, 65536], corked: true)
+        let other = server.addStream(role: "music", application: "Music", volume: [30000, 20000], pid: 4242,
+                                     appSetsVolume: true)
+        let first = try startDaemon(name: "first")
+        first.run(for: 0.2)
+        if userMutes {
+            server.userSetsMute(other, true)
+            first.run(for: 0.2)
+        }
+        server.uncork(call)
+        #expect(first.run(until: { server.streams[music]?.muted == true && server.streams[other]?.muted == true },
+                          timeout: 3), "\(server.writes)")
+        first.run(for: 0.3)
+        server.dropConnections()
+        let second = try startDaemon(name: "second")
+        second.run(for: 0.5)
+        #expect(server.streams[music]?.muted == true, "the music under the call: \(server.writes)")
+        #expect(server.streams[other]?.muted == true, "the other music under the call: \(server.writes)")
+        server.removeStream(call)
+        second.run(for: 1.5)
+        #expect(server.streams[music]?.muted == false, "the music after the call: \(server.writes)")
+        #expect(server.streams[other]?.muted == userMutes, "the other music after the call: \(server.writes)")
+        _ = first
+    }
+
     @Test("killed while ducking: the next start restores the music exactly (control: unless the user set it meanwhile)",
           arguments: [false, true])
     func crashRecovery(userSetsItMeanwhile: Bool) throws {

@@ -127,6 +127,7 @@ public struct LevelOwnership: Sendable {
         highestIndexSeen = nil
         unmuteMayBeLost = []
         handOvers = [:]
+        writes.connectionBegan()
         for index in streams.keys where streams[index]?.pending != nil { setPending(index, nil) }
     }
 
@@ -332,6 +333,7 @@ public struct LevelOwnership: Sendable {
             savedByRecovery = []
             recoveryUnmutes = []
         }
+        writes.presentStreamsJudged()
         guard saving != nil else { return [] }
         for (key, index, at) in recoveryUnmutes { handOvers[key] = HandOver(index: index, at: at, muted: false, toOurs: false) }
         var changed: [String] = []

@@ -43,6 +43,11 @@ public struct SavedWrites: Sendable {
     /// of the key with a higher index started after that run, and took the mute from the server.
     /// -1 when the mark was made on another server instance: every stream of the key started after it.
     private var earlierMutes: [String: Int64] = [:]
+    /// ``mutedKeys`` as a connection began, until the streams present at it are judged: they started
+    /// before anything this run writes meanwhile (the soak, on PipeWire: recovery's connection heard a
+    /// call and muted the music at once, and a music stream heard next, which its user had muted before
+    /// the kill, was taken for one with that mute and unmuted after the call).
+    private var mutedKeysAtConnection: Set<String>?
     /// The levels ducks of any run settled at, by key, oldest first (``rememberSettled(_:)``); keys in
     /// the order last added to.
     private var settled: [String: [Write]] = [:]
@@ -98,7 +103,17 @@ public struct SavedWrites: Sendable {
     /// Whether a muted start of `key` at sink input `index` has our saved mute: this run's, or an earlier
     /// run's when the stream started after it.
     public func savedMuteIsOurs(key: String, index: UInt32) -> Bool {
-        mutedKeys.contains(key) || earlierMutes[key].map { Int64(index) > $0 } == true
+        (mutedKeysAtConnection ?? mutedKeys).contains(key) || earlierMutes[key].map { Int64(index) > $0 } == true
+    }
+
+    /// A connection began: the streams present at it are judged next (``mutedKeysAtConnection``).
+    public mutating func connectionBegan() {
+        mutedKeysAtConnection = mutedKeys
+    }
+
+    /// The streams present at the connection were judged.
+    public mutating func presentStreamsJudged() {
+        mutedKeysAtConnection = nil
     }
 
     /// Whether the key's saved mute is this run's mute (the newest one a stream of it was given).

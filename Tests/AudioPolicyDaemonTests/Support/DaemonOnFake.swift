@@ -25,7 +25,8 @@ final class DaemonOnFake {
         options.journalPath = journalPath
         options.raisePriority = false
         daemon = Daemon(options: options, loop: loop, server: makeServer)
-        daemon.logLevel = .warning
+        // FAKE_DEBUG=1 prints the daemon's debug log, to follow a failing test's decisions.
+        daemon.logLevel = ProcessInfo.processInfo.environment["FAKE_DEBUG"] != nil ? .debug : .warning
         daemon.onReady = { [unowned self] in self.isReady = true }
         try daemon.start(handlingSignals: false)
         // Off the session bus even when the environment names one (scripts/test runs a private bus for the

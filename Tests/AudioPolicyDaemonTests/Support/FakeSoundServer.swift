@@ -113,6 +113,11 @@ final class FakeSoundServer {
         apply(index, by: nil) { $0.muted = muted }
     }
 
+    /// Its app starts (or resumes) playing a corked stream.
+    func uncork(_ index: UInt32) {
+        apply(index, by: nil) { $0.corked = false }
+    }
+
     /// The volume of a stream announced with `volumePending` arrives, with the mute the server restored
     /// (nobody changed them: the server tells them late).
     func volumeArrives(_ index: UInt32, _ volume: [UInt32]) {
