@@ -290,9 +290,8 @@ struct FakeServerTests {
         #expect(server.streams[next]?.muted == userMuted, "the next music: \(server.writes)")
     }
 
-    @Test("killed between the policy's unmute and the server's answer, the music ending with that unmute lost: the next start repairs its key unmuted (control: killed after the answer, nothing is left to repair)",
-          arguments: [false, true])
-    func killedBeforeTheUnmuteIsAnswered(answered: Bool) throws {
+    /// Music playing, a call mutes it and ends: the daemon (`first`) has sent the policy's unmute.
+    func callEndsWithTheUnmuteSent() throws -> (music: UInt32, first: DaemonOnFake) {
         let music = server.addStream(role: "music", application: "Music", volume: Self.own)
         let first = try startDaemon(name: "first")
         first.run(for: 0.2)
@@ -301,6 +300,13 @@ struct FakeServerTests {
         first.run(for: 0.2)
         server.removeStream(call)
         #expect(first.run(until: { server.writes.contains(.mute(music, false)) }, timeout: 3), "\(server.writes)")
+        return (music, first)
+    }
+
+    @Test("killed between the policy's unmute and the server's answer, the music ending with that unmute lost: the next start repairs its key unmuted (control: killed after the answer, nothing is left to repair)",
+          arguments: [false, true])
+    func killedBeforeTheUnmuteIsAnswered(answered: Bool) throws {
+        let (music, first) = try callEndsWithTheUnmuteSent()
         if answered {
             #expect(first.run(until: { first.journal.isEmpty }, timeout: 3), "the journal kept \(first.journal)")
         } else {
@@ -328,14 +334,7 @@ struct FakeServerTests {
     @Test("killed between the policy's unmute and the server's answer, the music ending with that unmute lost: music that started meanwhile with the saved mute is unmuted by the next daemon (control: its key not saved muted — the unmute applied — music its app started muted stays muted)",
           arguments: [true, false])
     func startMeanwhileWithALostUnmutesMute(unmuteLost: Bool) throws {
-        let music = server.addStream(role: "music", application: "Music", volume: Self.own)
-        let first = try startDaemon(name: "first")
-        first.run(for: 0.2)
-        let call = server.addStream(role: "phone", application: "Phone", volume: [65536, 65536])
-        #expect(first.run(until: { server.streams[music]?.muted == true }, timeout: 3), "\(server.writes)")
-        first.run(for: 0.2)
-        server.removeStream(call)
-        #expect(first.run(until: { server.writes.contains(.mute(music, false)) }, timeout: 3), "\(server.writes)")
+        let (music, first) = try callEndsWithTheUnmuteSent()
         #expect(first.journal.first { $0.sinkInput == music }?.savedMuteIfUnmuteLost == true,
                 "the journal does not say where the key's saved mute would be ours: \(first.journal)")
         // Killed; the music ends. Lost, the unmute leaves the call's mute saved for the key, and the next

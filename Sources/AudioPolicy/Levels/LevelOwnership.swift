@@ -254,7 +254,8 @@ public struct LevelOwnership: Sendable {
         streams[index, default: StreamLevels()].lastWriteAt = now
         writes.wrote(volume, key: key, own: own)
         let wasOurs = key.map { writes.savedMuteMayBeOurs(key: $0) } ?? false
-        let usersMuted = key.flatMap { usersMutes[$0] } == true
+        // Only a write of a stream the policy mutes can hand the saved mute to us: no lookup per step else.
+        let usersMuted = policyMuted && !wasOurs && key.flatMap { usersMutes[$0] } == true
         let changed = levelChanged(index, key: key, policyMuted: policyMuted, muted: muted)
         if wasOurs, let key, !writes.savedMuteMayBeOurs(key: key) {
             // The saved mute goes from ours to this stream's (an unmute's batch, whose fade-in's first step
