@@ -132,7 +132,7 @@ enum ClosedWindow {
         // Its tone back on the sink: GStreamer's live source may take a moment after the uncork.
         let resumed = try changes.await("the tray player's tone on the sink again", timeout: 5) { () throws -> Probe<Double> in
             let level = try Levels.record(seconds: 0.3).level(Tone.musicBand)
-            return level > -20 ? .done(level) : .waiting("\(level) dB")
+            return level > -20 ? .done(level) : .waiting("\(level) dB, its stream \(try player.currentStream()); the daemon since the window closed: \(daemon.log[mark...].joined(separator: "\n"))")
         }
         return (seconds, during, resumed)
     }
