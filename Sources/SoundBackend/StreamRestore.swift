@@ -115,6 +115,11 @@ public final class StreamRestore {
         ledger.usersMute(ofKey: input.restoreID, policyMuted: policyMuted)
     }
 
+    /// Whether the server saves `input`'s mute with each change of its level (``LevelOwnership/muteSaved(_:)``).
+    public func muteSaved(_ input: SinkInput) -> Bool {
+        ledger.muteSaved(input.index)
+    }
+
     // MARK: - What we wrote
 
     /// A volume written to `input`, whose own level is `own`. Returns whether that changed whose the

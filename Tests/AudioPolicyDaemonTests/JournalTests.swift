@@ -113,6 +113,21 @@ struct JournalTests {
         #expect(!String(decoding: JournalFile(entries: [kept]).encoded(), as: UTF8.self).contains("savedMuteIfUnmuteLost"))
     }
 
+    /// Whether the server saves a stream's mute with its level goes through the file, so that the next
+    /// run knows what recovery's write of its level saves (``WrittenStream/muteSaved``).
+    @Test("a stream whose mute the server saves says so through the file; an older journal's does not")
+    func muteSavedSurvivesTheFile() throws {
+        var ducked = Self.music
+        ducked.muteSaved = true
+        let back = try JournalFile.decode(JournalFile(entries: [ducked]).encoded())
+        #expect(back.entries.first?.written.muteSaved == true)
+        // Control: an entry without it (an older journal's) is a stream whose mute is not saved.
+        ducked.muteSaved = nil
+        let older = try JournalFile.decode(JournalFile(entries: [ducked]).encoded())
+        #expect(older.entries.first?.written.muteSaved == false)
+        #expect(!String(decoding: JournalFile(entries: [ducked]).encoded(), as: UTF8.self).contains("muteSaved"))
+    }
+
     // MARK: - The file
 
     @Test func appendsRecordsLoadsTheLastAndIsRemovedAtACleanStopWhenEmpty() throws {

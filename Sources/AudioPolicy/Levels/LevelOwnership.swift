@@ -228,6 +228,13 @@ public struct LevelOwnership: Sendable {
         return SavedMuteMark(above: max(highestIndexSeen ?? 0, index), server: server, ifUnmuteLost: !ours)
     }
 
+    /// Whether the server saves stream `index`'s mute with each change of its level, for its journal entry
+    /// (``WrittenStream/muteSaved``): always on WirePlumber; on PulseAudio once a client set its mute or
+    /// it started muted.
+    public func muteSaved(_ index: UInt32) -> Bool {
+        saving?.savesMuteWithEveryChange == true || streams[index]?.muteSaved == true
+    }
+
     /// `key`'s saved mute as its users have it (``usersMutes``), for the journal's entry of a stream the
     /// policy mutes (``WrittenStream/keyUsersMute``); nil for any other stream, or when none was heard of.
     public func usersMute(ofKey key: String?, policyMuted: Bool) -> Bool? {
@@ -457,6 +464,13 @@ public struct LevelOwnership: Sendable {
     public mutating func recovered(_ streams: [WrittenStream], gone: Set<UInt32> = [], savedMuted: Set<String>? = nil,
                                    now: UInt64? = nil) {
         repairing = []
+        // The earlier run on this instance saw every stream up to its marks: the marks this run journals stay
+        // above them, even before it has heard of them all (found by the levels property run: a mark
+        // journaled while the streams present were heard in index order fell below a stream its app had
+        // started muted, and the run after the next kill took that mute for ours).
+        for mark in streams.compactMap(\.savedMute) where mark.server == nil || server == nil || mark.server == server {
+            highestIndexSeen = max(highestIndexSeen ?? 0, mark.above)
+        }
         let streams = streams.map { stream in
             guard stream.savedMute?.ifUnmuteLost == true else { return stream }
             var stream = stream
@@ -467,6 +481,12 @@ public struct LevelOwnership: Sendable {
         writes.recovered(streams, server: server)
         for stream in streams {
             if let key = stream.key, let mute = stream.keyUsersMute { usersMutes[key] = mute }
+            // Recovery's write of its level saves its mute (found by the levels property run: the restore of
+            // a stream whose start's mute the dead run had undone saved that unmute as the key's, and the
+            // repair of a held stream of the key wrote another stream's mute of its user's over it).
+            if stream.muteSaved, !gone.contains(stream.index), stream.mayPlay(on: server) {
+                self.streams[stream.index, default: StreamLevels()].muteSaved = true
+            }
         }
         balancedStepsUntil = streams.isEmpty ? nil : now.map { $0 + Self.lateWriteWindow }
     }

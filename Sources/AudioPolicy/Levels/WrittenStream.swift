@@ -26,9 +26,14 @@ public struct WrittenStream: Equatable, Sendable {
     /// ``LevelOwnership/usersMute(ofKey:policyMuted:)``). Its key's entry is repaired with it once the
     /// stream is gone. Nil when the daemon heard of no such save.
     public var keyUsersMute: Bool?
+    /// The server saves the stream's mute with each change of its level (PulseAudio: once a client set
+    /// its mute, or the server restored one; ``LevelOwnership/muteSaved(_:)``), so recovery's write of its
+    /// level saves its mute as its key's. False in older journals.
+    public var muteSaved: Bool
 
     public init(index: UInt32, key: String?, own: ChannelVolumes, muted: Bool, policyMuted: Bool,
-                duckLevels: [Double], savedMute: SavedMuteMark?, server: UInt32? = nil, keyUsersMute: Bool? = nil) {
+                duckLevels: [Double], savedMute: SavedMuteMark?, server: UInt32? = nil, keyUsersMute: Bool? = nil,
+                muteSaved: Bool = false) {
         self.index = index
         self.key = key
         self.own = own
@@ -38,6 +43,7 @@ public struct WrittenStream: Equatable, Sendable {
         self.savedMute = savedMute
         self.server = server
         self.keyUsersMute = keyUsersMute
+        self.muteSaved = muteSaved
     }
 
     /// Whether the stream may still play on server instance `instance`: a restarted server starts its

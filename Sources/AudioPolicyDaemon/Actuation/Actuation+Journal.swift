@@ -101,7 +101,8 @@ extension Actuation {
                           savedMute: restore?.savedMuteMark(of: live.input, policyMuted: live.policyMutedOnRecord,
                                                             unmuteInFlight: !live.policyMuted && live.policyMutedOnRecord),
                           server: restore?.serverInstance,
-                          keyUsersMute: restore?.usersMute(ofKey: live.input, policyMuted: live.policyMutedOnRecord))
+                          keyUsersMute: restore?.usersMute(ofKey: live.input, policyMuted: live.policyMutedOnRecord),
+                          muteSaved: restore?.muteSaved(live.input) ?? false)
     }
 
     /// The journal entries of streams of `key` the policy holds muted are written again: whether the

@@ -37,10 +37,11 @@ struct LiveStream {
     /// what the stream's volume is, the entry holds none (a repair must never write the placeholder 0
     /// as the app's saved volume).
     func journalEntry(pausedPlayers: [String], duckLevels: [Double], savedMute: SavedMuteMark?,
-                      server: UInt32?, keyUsersMute: Bool?) -> JournalEntry {
+                      server: UInt32?, keyUsersMute: Bool?, muteSaved: Bool) -> JournalEntry {
         JournalEntry(input, ownVolume: input.volumePending ? ChannelVolumes(values: []) : ownVolume,
                      policyMuted: policyMutedOnRecord, heldForLoss: heldForLoss, pausedPlayers: pausedPlayers,
-                     duckLevels: duckLevels, savedMute: savedMute, server: server, keyUsersMute: keyUsersMute)
+                     duckLevels: duckLevels, savedMute: savedMute, server: server, keyUsersMute: keyUsersMute,
+                     muteSaved: muteSaved)
     }
 
     /// The policy's mute as the journal has it: in force, or undone by an unmute the server has not

@@ -67,12 +67,16 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     /// the key's entry writes once the stream is gone (``WrittenStream/keyUsersMute``). Nil otherwise, and
     /// in older journals.
     public var keyUsersMute: Bool?
+    /// Set when the server saves the stream's mute with each change of its level (PulseAudio: a client
+    /// set it, or it started muted): recovery's write of its level saves that mute as its key's
+    /// (``WrittenStream/muteSaved``). Nil otherwise, and in older journals.
+    public var muteSaved: Bool?
 
     public init(sinkInput: UInt32, restoreID: String?, application: String?, pid: Int?, volume: [UInt32],
                 channelMap: [Int32], muted: Bool, policyMuted: Bool = false, heldForLoss: Bool? = nil,
                 pausedPlayers: [String] = [], duckLevels: [Double]? = nil, savedMuteAbove: UInt32? = nil,
                 savedMuteServer: UInt32? = nil, savedMuteIfUnmuteLost: Bool? = nil, server: UInt32? = nil,
-                keyUsersMute: Bool? = nil) {
+                keyUsersMute: Bool? = nil, muteSaved: Bool? = nil) {
         self.sinkInput = sinkInput
         self.restoreID = restoreID
         self.application = application
@@ -89,6 +93,7 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         self.savedMuteIfUnmuteLost = savedMuteIfUnmuteLost
         self.server = server
         self.keyUsersMute = keyUsersMute
+        self.muteSaved = muteSaved
     }
 
     /// The user's own volume with its channel map.
@@ -116,14 +121,14 @@ public struct JournalEntry: Codable, Hashable, Sendable {
                       savedMute: savedMuteAbove.map {
                           SavedMuteMark(above: $0, server: savedMuteServer, ifUnmuteLost: savedMuteIfUnmuteLost == true)
                       },
-                      server: server, keyUsersMute: keyUsersMute)
+                      server: server, keyUsersMute: keyUsersMute, muteSaved: muteSaved == true)
     }
 }
 
 extension JournalEntry {
     /// The entry for `input` as it is now, with `ownVolume` as the user's volume.
     init(_ input: SinkInput, ownVolume: ChannelVolumes, policyMuted: Bool, heldForLoss: Bool, pausedPlayers: [String],
-         duckLevels: [Double], savedMute: SavedMuteMark?, server: UInt32?, keyUsersMute: Bool?) {
+         duckLevels: [Double], savedMute: SavedMuteMark?, server: UInt32?, keyUsersMute: Bool?, muteSaved: Bool) {
         self.init(sinkInput: input.index, restoreID: input.restoreID, application: input.applicationName,
                   pid: input.processID,
                   volume: ownVolume.values, channelMap: ownVolume.channelMap,
@@ -132,6 +137,6 @@ extension JournalEntry {
                   savedMuteAbove: policyMuted ? savedMute?.above : nil,
                   savedMuteServer: policyMuted ? savedMute?.server : nil,
                   savedMuteIfUnmuteLost: policyMuted && savedMute?.ifUnmuteLost == true ? true : nil, server: server,
-                  keyUsersMute: policyMuted ? keyUsersMute : nil)
+                  keyUsersMute: policyMuted ? keyUsersMute : nil, muteSaved: muteSaved ? true : nil)
     }
 }

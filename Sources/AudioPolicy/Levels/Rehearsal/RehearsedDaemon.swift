@@ -418,7 +418,8 @@ public struct RehearsedDaemon: Sendable {
                       savedMute: ownership.savedMuteMark(of: index, key: record.key, policyMuted: record.policyMutedOnRecord,
                                                          unmuteInFlight: !record.policyMuted && record.policyMutedOnRecord),
                       server: ownership.server,
-                      keyUsersMute: ownership.usersMute(ofKey: record.key, policyMuted: record.policyMutedOnRecord))
+                      keyUsersMute: ownership.usersMute(ofKey: record.key, policyMuted: record.policyMutedOnRecord),
+                      muteSaved: ownership.muteSaved(index))
     }
 
     private mutating func journalSavedMute(of key: String) {
