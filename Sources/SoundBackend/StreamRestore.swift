@@ -164,6 +164,12 @@ public final class StreamRestore {
         ledger.wroteMute(muted, to: input.index, key: input.restoreID, now: MainLoop.monotonicMicroseconds())
     }
 
+    /// The server has answered every write sent before `time` (µs, ``MainLoop/monotonicMicroseconds()``):
+    /// our unmutes among them are saved (``LevelOwnership/writesAnswered(sentBefore:)``).
+    public func writesAnswered(sentBefore time: UInt64) {
+        for key in ledger.writesAnswered(sentBefore: time) { onSavedMuteChanged?(key) }
+    }
+
     /// Someone else muted or unmuted `input`: its key's saved mute is theirs.
     public func theyMuted(_ input: SinkInput) {
         ledger.theyMuted(input.index, key: input.restoreID, muted: input.muted)
@@ -192,12 +198,13 @@ public final class StreamRestore {
     public var onSavedMuteChanged: ((String) -> Void)?
 
     /// What an earlier run (or a server that went away) left changed, before its streams are restored.
-    /// `gone`: the indexes of those no longer present; the entries saved muted are the connection's
-    /// (``SavedLevels/savedAtStart``).
-    public func recovered(_ streams: [WrittenStream], gone: Set<UInt32>) {
+    /// `gone`: the indexes of those no longer present; `present`: every stream now, by index, with its
+    /// mute; the entries saved muted are the connection's (``SavedLevels/savedAtStart``).
+    public func recovered(_ streams: [WrittenStream], gone: Set<UInt32>, present: [UInt32: Bool]) {
         refresh()
         let savedMuted = levels?.savedAtStart.map { Set($0.filter(\.muted).map(\.name)) }
-        ledger.recovered(streams, gone: gone, savedMuted: savedMuted, now: MainLoop.monotonicMicroseconds())
+        ledger.recovered(streams, gone: gone, present: present, savedMuted: savedMuted,
+                         now: MainLoop.monotonicMicroseconds())
     }
 
     // MARK: - A new stream

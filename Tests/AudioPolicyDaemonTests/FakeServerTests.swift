@@ -388,6 +388,40 @@ struct FakeServerTests {
         _ = first
     }
 
+    @Test("a recovery killed before the server answered it, its user muting the music it had unmuted: the next daemon leaves that mute, its user's (control: not muted, the music plays on at its level)",
+          arguments: [true, false])
+    func usersMuteAfterARecoveryKilledBeforeItsAnswer(userMutes: Bool) throws {
+        let music = server.addStream(role: "music", application: "Music", volume: Self.own)
+        let first = try startDaemon(name: "first")
+        first.run(for: 0.2)
+        let call = server.addStream(role: "phone", application: "Phone", volume: [65536, 65536])
+        #expect(first.run(until: { server.streams[music]?.muted == true }, timeout: 3), "\(server.writes)")
+        first.run(for: 0.3)
+        // Killed during the call, which ends while no daemon runs.
+        server.dropConnections()
+        server.removeStream(call)
+        // The next daemon's recovery unmutes the music; the server takes it, and the daemon is killed
+        // before the server's answer reaches it: the journal still holds the recovered entry.
+        server.answersHeld = true
+        let second = try DaemonOnFake(server: server, directory: scratch.url, name: "second")
+        #expect(second.run(until: { server.streams[music]?.muted == false }, timeout: 3), "\(server.writes)")
+        if userMutes {
+            server.userSetsMute(music, true)
+            #expect(second.run(until: { second.journal.contains { $0.sinkInput == music && $0.muted && !$0.policyMuted } },
+                               timeout: 3), "the run that put the music back did not journal its user's mute: \(second.journal)")
+        } else {
+            second.run(for: 0.3)
+        }
+        server.dropConnections()
+        server.answersHeld = false
+        let mark = server.writes.count
+        let third = try startDaemon(name: "third")
+        third.run(for: 0.5)
+        #expect(server.streams[music]?.muted == userMutes, "the music after the next start: \(server.writes[mark...])")
+        #expect(volume(music)?.values == Self.own, "its level: \(String(describing: volume(music)))")
+        _ = (first, second)
+    }
+
     @Test("killed while ducking: the next start restores the music exactly (control: unless the user set it meanwhile)",
           arguments: [false, true])
     func crashRecovery(userSetsItMeanwhile: Bool) throws {

@@ -21,6 +21,10 @@ public struct LevelOwnership: Sendable {
     private var writes = SavedWrites()
     /// Streams whose saved entry is being repaired.
     public private(set) var repairing: Set<UInt32> = []
+    /// Our unmutes of a stream whose key's saved mute was ours, by key, until the server has answered
+    /// them (``writesAnswered(sentBefore:)``): the stream and when it was sent (µs). A kill and the
+    /// stream's end may lose one, and the key then keeps our mute (``savedMuteMark(of:key:policyMuted:unmuteInFlight:)``).
+    private var unansweredUnmutes: [String: (index: UInt32, at: UInt64)] = [:]
     /// The highest sink-input index seen on this connection (indexes only grow on one server).
     private var highestIndexSeen: UInt32?
     /// What is kept of each stream, from the first fact about it until it ends: one record per stream.
@@ -125,6 +129,7 @@ public struct LevelOwnership: Sendable {
         self.saving = saving
         self.server = server
         highestIndexSeen = nil
+        unansweredUnmutes = [:]
         unmuteMayBeLost = []
         handOvers = [:]
         writes.connectionBegan()
@@ -224,8 +229,13 @@ public struct LevelOwnership: Sendable {
                               unmuteInFlight: Bool = false) -> SavedMuteMark? {
         guard saving != nil, policyMuted, let key else { return nil }
         let ours = writes.savedMuteMayBeOurs(key: key)
-        guard ours || unmuteInFlight else { return nil }
-        return SavedMuteMark(above: max(highestIndexSeen ?? 0, index), server: server, ifUnmuteLost: !ours)
+        // Our unmute of another stream of the key, not yet reported applied (a start at our mute, put
+        // right): if a kill and the stream's end lose it, the key keeps our mute (found by the levels
+        // property run: a stream that started with it while no daemon ran was taken for its user's).
+        let another = unansweredUnmutes[key].flatMap { $0.index != index ? $0.index : nil }
+        guard ours || unmuteInFlight || another != nil else { return nil }
+        return SavedMuteMark(above: max(highestIndexSeen ?? 0, index), server: server, ifUnmuteLost: !ours,
+                             unmuteOf: ours || unmuteInFlight ? nil : another)
     }
 
     /// Whether the server saves stream `index`'s mute with each change of its level, for its journal entry
@@ -390,6 +400,7 @@ public struct LevelOwnership: Sendable {
         writes.wroteMute(muted, key: key)
         // Our mute is the policy's; our unmute undoes one of ours (or the server's start with ours).
         noteSaved(usersMute: false, key: key)
+        key.map { unansweredUnmutes[$0] = wasOurs && !muted ? (index, now) : nil }
         if wasOurs, !muted, let key {
             handOvers[key] = HandOver(index: index, at: now, muted: false, toOurs: false)
         } else if !muted, let key, handOvers[key]?.toOurs == true {
@@ -419,6 +430,7 @@ public struct LevelOwnership: Sendable {
         noteSaved(usersMute: muted, key: key)
         if let key {
             handOvers[key] = nil
+            unansweredUnmutes[key] = nil
             if muted { mutedByThem.insert(key) } else { mutedByThem.remove(key) }
         }
         streams[index, default: StreamLevels()].muteSaved = true
@@ -433,6 +445,15 @@ public struct LevelOwnership: Sendable {
     public mutating func seen(_ index: UInt32, key: String?, muted: Bool) {
         guard let key, let flight = handOvers[key], flight.index == index, flight.muted ?? muted == muted else { return }
         handOvers[key] = nil
+    }
+
+    /// The server has answered every write sent before `time` (µs): our unmutes among them are applied
+    /// and saved. Returns the keys whose unanswered unmute that was: the journal's marks of the key's
+    /// streams the policy mutes must say so (``savedMuteMark(of:key:policyMuted:unmuteInFlight:)``).
+    public mutating func writesAnswered(sentBefore time: UInt64) -> [String] {
+        let answered = unansweredUnmutes.filter { $0.value.at < time }.map(\.key).sorted()
+        for key in answered { unansweredUnmutes[key] = nil }
+        return answered
     }
 
     // MARK: - Across runs
@@ -457,12 +478,17 @@ public struct LevelOwnership: Sendable {
     /// what it wrote may be saved too.
     /// `now`: when (µs); a start at a balanced step of its ramps counts as ours for ``lateWriteWindow``
     /// (``balancedStepsUntil``).
-    /// `gone`: the indexes of those no longer present; `savedMuted`: the keys whose saved entry the
-    /// server has muted now (nil: not known). A mark kept for an unmute in flight
-    /// (``SavedMuteMark/ifUnmuteLost``) counts only for a stream gone whose key is saved muted: its unmute
-    /// was lost with it (a stream still there applied it; one that ended later saved it).
-    public mutating func recovered(_ streams: [WrittenStream], gone: Set<UInt32> = [], savedMuted: Set<String>? = nil,
-                                   now: UInt64? = nil) {
+    /// `gone`: the indexes of those no longer present; `present`: every stream on the server now, by
+    /// index, with its mute (nil: not known); `savedMuted`: the keys whose saved entry the server has
+    /// muted now (nil: not known). A mark kept for an unmute in flight (``SavedMuteMark/ifUnmuteLost``)
+    /// counts only when the stream it waits on is gone and its key is saved muted: its unmute was lost
+    /// with it (a stream still there applied it; one that ended later saved it). A mark of a stream still
+    /// there and no longer muted does not count: someone unmuted it since (a recovery killed before its
+    /// answer, whose entries the journal keeps), and the server saved that for its key; nor one of a
+    /// stream gone whose key is saved unmuted now, on a server whose read-back is what it gives new
+    /// streams (PulseAudio): a repair of the key was applied since.
+    public mutating func recovered(_ streams: [WrittenStream], gone: Set<UInt32> = [], present: [UInt32: Bool]? = nil,
+                                   savedMuted: Set<String>? = nil, now: UInt64? = nil) {
         repairing = []
         // The earlier run on this instance saw every stream up to its marks: the marks this run journals stay
         // above them, even before it has heard of them all (found by the levels property run: a mark
@@ -472,9 +498,26 @@ public struct LevelOwnership: Sendable {
             highestIndexSeen = max(highestIndexSeen ?? 0, mark.above)
         }
         let streams = streams.map { stream in
-            guard stream.savedMute?.ifUnmuteLost == true else { return stream }
+            guard let mark = stream.savedMute else { return stream }
             var stream = stream
-            let lost = gone.contains(stream.index) && stream.key.map { savedMuted?.contains($0) == true } == true
+            guard mark.ifUnmuteLost else {
+                // Found by the levels property run: a recovery's unmute applied, and the run killed before its
+                // answer; the run after took the mute an app started a stream with for ours.
+                if !gone.contains(stream.index), present?[stream.index] == false { stream.savedMute = nil }
+                // Gone, with its key saved unmuted now (where the server reads back what it gives new
+                // streams): a repair of the key was applied since, sent by a recovery killed before its
+                // answer (found by the levels property run: a server restart, the daemon killed as it
+                // reconnected, and a stream its app started muted taken for ours).
+                if gone.contains(stream.index), saving?.readsBackSavedEntries == true, let key = stream.key,
+                   savedMuted.map({ !$0.contains(key) }) == true {
+                    stream.savedMute = nil
+                }
+                return stream
+            }
+            let waitedOnGone = mark.unmuteOf.map { other in
+                mark.server.map { made in server.map { made != $0 } ?? false } == true || present.map { $0[other] == nil } == true
+            } ?? gone.contains(stream.index)
+            let lost = waitedOnGone && stream.key.map { savedMuted?.contains($0) == true } == true
             if !lost { stream.savedMute = nil }
             return stream
         }
@@ -569,6 +612,7 @@ public struct LevelOwnership: Sendable {
         // property run: a gone stream's repair put back its user's mute after recovery's unmute of
         // another, and a stream that started with it was taken for one muted by us).
         handOvers[key] = nil
+        unansweredUnmutes[key] = nil
         defer { notePending(key) }
         return writes.theyMuted(key: key)
     }

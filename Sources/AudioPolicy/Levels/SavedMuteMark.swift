@@ -12,10 +12,14 @@ public struct SavedMuteMark: Equatable, Sendable {
     /// is ours only if that unmute was lost, which the next run takes it was when the stream is gone and
     /// its key's entry is saved muted (``LevelOwnership/recovered(_:gone:savedMuted:now:)``).
     public var ifUnmuteLost: Bool
+    /// For ``ifUnmuteLost``: the stream whose unmute it waits on, when it is another stream of the key
+    /// (a start at our mute, put right); nil: the stream the mark is kept beside.
+    public var unmuteOf: UInt32?
 
-    public init(above: UInt32, server: UInt32?, ifUnmuteLost: Bool = false) {
+    public init(above: UInt32, server: UInt32?, ifUnmuteLost: Bool = false, unmuteOf: UInt32? = nil) {
         self.above = above
         self.server = server
         self.ifUnmuteLost = ifUnmuteLost
+        self.unmuteOf = unmuteOf
     }
 }

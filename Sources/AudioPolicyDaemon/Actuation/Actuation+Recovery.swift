@@ -17,11 +17,13 @@ extension Actuation {
     /// streams as they will be once that is done, so the engine starts from the user's levels.
     /// `completion` runs once the server has taken every write (the journal is cleared then).
     func recoverFromJournal(_ inputs: [SinkInput], completion: @escaping () -> Void) -> [SinkInput] {
-        let entries = journal.beginRecovery()
+        let recovering = journal.beginRecovery()
+        let entries = RecoveryStep.newestPerStream(recovering, \.written)
         recoveredHolds = []
+        putBackByRecovery = []
         // Streams that started while no daemon ran may have been given its ducks, or its mute.
         let absent = entries.filter { entry in !inputs.contains { entry.describes($0, on: restore?.serverInstance) } }
-        restore?.recovered(entries.map(\.written), gone: Set(absent.map(\.sinkInput)))
+        restore?.recovered(entries.map(\.written), gone: Set(absent.map(\.sinkInput)), present: Dictionary(inputs.map { ($0.index, $0.muted) }, uniquingKeysWith: { first, _ in first }))
         restore?.rememberSettled(entries.map(\.written))
         // A server that restarted may have brought back a level some run's ducks settled at.
         restore?.repairSettledEntries()
@@ -41,6 +43,7 @@ extension Actuation {
             let name = "stream \(entry.sinkInput) (\(entry.application ?? "?"))"
             let step = RecoveryStep.of(entry.written, heldForLoss: entry.heldForLoss == true, volume: input.volume,
                                        muted: input.muted, writable: input.hasVolume && input.volumeWritable)
+            if step.unmute || step.restore != nil { putBackByRecovery.insert(input.index) }
             if step.held {
                 // Its output went away and the user has not acted: unmuted, it would play on the speakers.
                 // Its level comes back under the mute, and the engine holds it on (``streamAppeared(_:)``).
@@ -81,7 +84,7 @@ extension Actuation {
         let finish: (any StreamServer) -> Void = { [weak self] connection in
             connection.drain { [weak self] in
                 guard let self, self.server === connection, connection.isReady else { return }
-                self.report(self.journal.endRecovery(entries))
+                self.report(self.journal.endRecovery(recovering))
                 self.log.info("journal: recovery done")
                 completion()
             }

@@ -1,4 +1,5 @@
 import AudioPolicy
+import EventLoop
 import Logging
 import PulseBackend
 import SoundBackend
@@ -28,6 +29,12 @@ extension Actuation {
         }
         log.debug("stream \(index): \(muted ? "muted" : "unmuted")")
         server?.setMute(index: index, muted: muted)
+        if !muted {
+            // Answered, an unmute is saved: a kill and its stream's end no longer lose it, and the journal's
+            // marks of its key can say so (``LevelOwnership/writesAnswered(sentBefore:)``).
+            let sent = MainLoop.monotonicMicroseconds() &+ 1
+            server?.drain { [weak self] in self?.restore?.writesAnswered(sentBefore: sent) }
+        }
     }
 
     /// Before the engine hears of a new stream (or, on pipewire-pulse, when its volume arrives): where

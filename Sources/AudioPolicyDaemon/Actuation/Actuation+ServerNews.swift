@@ -31,6 +31,10 @@ extension Actuation {
             live.heldForLoss = true
         }
         insert(live)
+        if putBackByRecovery.remove(input.index) != nil {
+            report(journal.record(journalEntry(of: live, pausedPlayers: [])))
+            journalSync(input.index)
+        }
         let savedMuteOurs = restore?.streamAppeared(input) ?? false
         // On record again at once: a second crash must find it held too.
         if held {

@@ -36,6 +36,10 @@ final class Actuation {
     /// Streams an earlier run held muted for a lost output, kept muted by recovery: the engine hears them
     /// held when they are added (``streamAppeared(_:)``).
     var recoveredHolds: Set<UInt32> = []
+    /// Streams recovery put back (unmuted, or at their own level again): on record as they stand once
+    /// heard of, until the server has answered, so that a kill before that leaves the next run this run's
+    /// word on them, not the recovered entry's (``RecoveryStep/newestPerStream(_:_:)``).
+    var putBackByRecovery: Set<UInt32> = []
     /// What the daemon has changed and not yet put back, on disk (Actuation+Journal).
     var journal: Journal
     /// Armed once, right after a change that grew the journal's log too long.

@@ -58,6 +58,9 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     /// answered: the key's saved mute is ours above it only if that unmute was lost
     /// (``SavedMuteMark/ifUnmuteLost``). Nil otherwise, and in older journals.
     public var savedMuteIfUnmuteLost: Bool?
+    /// For ``savedMuteIfUnmuteLost``: the sink input whose unmute it waits on, when it is another stream
+    /// of the key (``SavedMuteMark/unmuteOf``). Nil otherwise, and in older journals.
+    public var savedMuteUnmuteOf: UInt32?
     /// The server instance the stream played on (its cookie, ``SavedLevels/serverCookie``): recovery
     /// never takes a stream of another instance for this one (``WrittenStream/mayPlay(on:)``). Nil when
     /// the server did not tell (ALSA), and in older journals.
@@ -75,8 +78,8 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     public init(sinkInput: UInt32, restoreID: String?, application: String?, pid: Int?, volume: [UInt32],
                 channelMap: [Int32], muted: Bool, policyMuted: Bool = false, heldForLoss: Bool? = nil,
                 pausedPlayers: [String] = [], duckLevels: [Double]? = nil, savedMuteAbove: UInt32? = nil,
-                savedMuteServer: UInt32? = nil, savedMuteIfUnmuteLost: Bool? = nil, server: UInt32? = nil,
-                keyUsersMute: Bool? = nil, muteSaved: Bool? = nil) {
+                savedMuteServer: UInt32? = nil, savedMuteIfUnmuteLost: Bool? = nil, savedMuteUnmuteOf: UInt32? = nil,
+                server: UInt32? = nil, keyUsersMute: Bool? = nil, muteSaved: Bool? = nil) {
         self.sinkInput = sinkInput
         self.restoreID = restoreID
         self.application = application
@@ -91,6 +94,7 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         self.savedMuteAbove = savedMuteAbove
         self.savedMuteServer = savedMuteServer
         self.savedMuteIfUnmuteLost = savedMuteIfUnmuteLost
+        self.savedMuteUnmuteOf = savedMuteUnmuteOf
         self.server = server
         self.keyUsersMute = keyUsersMute
         self.muteSaved = muteSaved
@@ -119,7 +123,8 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         WrittenStream(index: sinkInput, key: restoreID, own: ownVolume, muted: muted, policyMuted: policyMuted,
                       duckLevels: duckLevels ?? [],
                       savedMute: savedMuteAbove.map {
-                          SavedMuteMark(above: $0, server: savedMuteServer, ifUnmuteLost: savedMuteIfUnmuteLost == true)
+                          SavedMuteMark(above: $0, server: savedMuteServer, ifUnmuteLost: savedMuteIfUnmuteLost == true,
+                                        unmuteOf: savedMuteUnmuteOf)
                       },
                       server: server, keyUsersMute: keyUsersMute, muteSaved: muteSaved == true)
     }
@@ -136,7 +141,8 @@ extension JournalEntry {
                   heldForLoss: policyMuted && heldForLoss ? true : nil, pausedPlayers: pausedPlayers, duckLevels: duckLevels,
                   savedMuteAbove: policyMuted ? savedMute?.above : nil,
                   savedMuteServer: policyMuted ? savedMute?.server : nil,
-                  savedMuteIfUnmuteLost: policyMuted && savedMute?.ifUnmuteLost == true ? true : nil, server: server,
+                  savedMuteIfUnmuteLost: policyMuted && savedMute?.ifUnmuteLost == true ? true : nil,
+                  savedMuteUnmuteOf: policyMuted ? savedMute?.unmuteOf : nil, server: server,
                   keyUsersMute: policyMuted ? keyUsersMute : nil, muteSaved: muteSaved ? true : nil)
     }
 }

@@ -187,6 +187,10 @@ final class FakeSoundServer {
     /// The daemon dies (killed, never stopped): its connection hears nothing more.
     func dropConnections() { connections = [] }
 
+    /// While set, the server answers no drain (``StreamServer/drain(_:)``): every write sent before one
+    /// may still be lost, as for a daemon killed before the server's answer reached it.
+    var answersHeld = false
+
     // MARK: - For the connections
 
     fileprivate func write(_ write: Write, from connection: FakeServerConnection) {
@@ -266,7 +270,10 @@ final class FakeServerConnection: StreamServer, SavedLevels {
 
     func drain(_ completion: @escaping () -> Void) {
         guard isReady else { return completion() }
-        post(completion)
+        post { [weak self] in
+            guard self?.server.answersHeld == false else { return }
+            completion()
+        }
     }
 
     func setVolume(index: UInt32, volumes: ChannelVolumes) {

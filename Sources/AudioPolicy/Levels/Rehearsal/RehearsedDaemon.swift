@@ -41,6 +41,11 @@ public struct RehearsedDaemon: Sendable {
     public private(set) var live: [UInt32: Live] = [:]
     /// On disk: survives a kill.
     public private(set) var journal: [UInt32: Journaled] = [:]
+    /// The entries a recovery undoes, kept on disk (before this run's) until the server has answered the
+    /// writes that undo them, sent at the time given, as the daemon keeps them (``Journal``'s
+    /// `recovering`): a kill before that leaves them for the next run.
+    public private(set) var recovering: [Journaled] = []
+    private var recoverySentAt: Milliseconds?
     /// Entries of streams put back as their users had them, kept until the server has answered the
     /// writes that put them back (sent at the time given; ``serverAnswered(writesSentBefore:)``), as the
     /// daemon keeps them (Actuation+Journal): a kill before that leaves them on disk for the next run.
@@ -53,6 +58,9 @@ public struct RehearsedDaemon: Sendable {
     private var duckLevels: [Double] = []
     /// Streams recovery kept muted for a lost output.
     private var recoveredHolds: Set<UInt32> = []
+    /// Streams recovery put back (unmuted, or at their own level again): journaled as they stand once
+    /// heard of, until the server has answered (``journalSync(_:)``), as the daemon does.
+    private var putBackByRecovery: Set<UInt32> = []
     public private(set) var alive = true
     /// Connected to the server (not between its restart and the reconnection).
     public private(set) var connected = false
@@ -72,16 +80,20 @@ public struct RehearsedDaemon: Sendable {
         connected = true
         ownership.connected(saving: server.saving, server: server.cookie)
         ownership.rememberSettled(settledDucks)
-        let entries = journal.values.sorted { $0.written.index < $1.written.index }
+        // The file holds the entries still recovering, then this run's (an index may appear twice).
+        recovering += journal.values.sorted { $0.written.index < $1.written.index }
+        let entries = RecoveryStep.newestPerStream(recovering, \.written)
+        recoverySentAt = now
         let present = entries.filter { entry in
             server.streams[entry.written.index].map { $0.key == entry.written.key } == true
                 && entry.written.mayPlay(on: server.cookie)
         }
         ownership.recovered(entries.map(\.written),
                             gone: Set(entries.map(\.written.index)).subtracting(present.map(\.written.index)),
-                            savedMuted: Set(server.entries.filter(\.value.muted).map(\.key)), now: UInt64(now) * 1000)
+                            present: server.streams.mapValues(\.muted), savedMuted: Set(server.entries.filter(\.value.muted).map(\.key)), now: UInt64(now) * 1000)
         _ = ownership.rememberSettled(entries.map(\.written))
         recoveredHolds = []
+        putBackByRecovery = []
         var gone: [WrittenStream] = []
         for entry in entries {
             let written = entry.written
@@ -89,6 +101,10 @@ public struct RehearsedDaemon: Sendable {
                 let step = RecoveryStep.of(written, heldForLoss: entry.heldForLoss, volume: stream.volume,
                                            muted: stream.muted, writable: true)
                 if step.held { recoveredHolds.insert(written.index) }
+                if step.unmute || step.restore != nil {
+                    putBackByRecovery.insert(written.index)
+                    lastSentAt = now
+                }
                 if step.unmute {
                     server.setMute(written.index, false, byDaemon: true, at: now)
                     ownership.recoveryUnmuted(written.index, key: written.key, now: UInt64(now) * 1000)
@@ -384,8 +400,8 @@ public struct RehearsedDaemon: Sendable {
         // Nothing is written to a stream whose volume the server has not told: nothing is on record.
         guard !record.volumePending, record.factor != 1 || record.wanted != record.factor || record.policyMutedOnRecord else {
             // Kept, as it stands now (its user's level and mute), until the server has answered the
-            // writes that put it back.
-            guard journal[index] != nil, !record.volumePending else { return }
+            // writes that put it back (recovery's too).
+            guard journal[index] != nil || putBackByRecovery.remove(index) != nil, !record.volumePending else { return }
             journal[index] = Journaled(written: written(index, record), heldForLoss: false)
             removalsAwaitingAnswer[index] = lastSentAt
             return
@@ -404,6 +420,11 @@ public struct RehearsedDaemon: Sendable {
         for (index, record) in live where record.unmuteUnanswered.map({ $0 < time }) == true {
             live[index]?.unmuteUnanswered = nil
             journalSync(index)
+        }
+        for key in ownership.writesAnswered(sentBefore: UInt64(max(time, 0)) * 1000) { journalSavedMute(of: key) }
+        if let sent = recoverySentAt, sent < time {
+            recovering = []
+            recoverySentAt = nil
         }
         for (index, sent) in removalsAwaitingAnswer where sent < time {
             removalsAwaitingAnswer[index] = nil
