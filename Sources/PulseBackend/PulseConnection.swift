@@ -59,6 +59,8 @@ public final class PulseConnection {
     /// The current context; a new one is made for each ``connect()``.
     private(set) var context: OpaquePointer?
     private var contextBox: ContextBox?
+    /// The completions waiting for the one drain in flight (``drain(_:)``).
+    private var drainWaiters: [() -> Void] = []
 
     /// What the streams code keeps between events (see PulseConnection+Streams).
     var tracker = StreamTracker()
@@ -213,16 +215,31 @@ public final class PulseConnection {
     /// Calls `completion` once the server has answered every request sent
     /// so far (at once when none is pending or the connection is gone), so
     /// the daemon can quit without losing its last writes.
+    ///
+    /// libpulse keeps one drain callback per context: a second `pa_context_drain` while one is in
+    /// flight takes it over, and the first never completes until the context goes (found when
+    /// recovery's drain, taken over by a stream's, never said recovery was done). So every waiter rides
+    /// on the one drain in flight, which completes once nothing at all is pending: after every request
+    /// sent before any of them.
     public func drain(_ completion: @escaping () -> Void) {
         guard let context, contextIsReady else {
             completion()
             return
         }
-        let request = DrainRequest(completion: completion)
+        drainWaiters.append(completion)
+        guard drainWaiters.count == 1 else { return }
+        let request = DrainRequest { [weak self] in self?.drained() }
         // pa_context_drain returns NULL when nothing is pending.
         if !request.start({ pa_context_drain(context, DrainRequest.callback, $0) }) {
-            completion()
+            drained()
         }
+    }
+
+    /// The drain in flight completed (or ended with its context): every waiter's turn.
+    private func drained() {
+        let waiters = drainWaiters
+        drainWaiters = []
+        for waiter in waiters { waiter() }
     }
 
     // MARK: - Errors

@@ -250,6 +250,23 @@ final class PulseConnectionTests {
         #expect(runLoop(until: { drained }))
     }
 
+    /// libpulse keeps one drain callback per context: a second drain asked while the first is in flight
+    /// must not orphan it (recovery's drain, taken over by a stream's, never completed).
+    @Test("two drains in flight, each after a request, both complete, in the order asked (the single drain above is the control)")
+    func twoDrainsInFlightBothComplete() throws {
+        try connect()
+        var done: [Int] = []
+        var read = 0
+        // A request pending before each: with nothing pending a drain completes at once.
+        pulse.readSavedEntries { _ in read += 1 }
+        pulse.drain { done.append(1) }
+        pulse.readSavedEntries { _ in read += 1 }
+        pulse.drain { done.append(2) }
+        #expect(runLoop(until: { done.count == 2 }), "completed: \(done)")
+        #expect(done == [1, 2])
+        #expect(read == 2, "a drain completed before the requests sent before it were answered")
+    }
+
     // MARK: - Helpers
 
     private var serverName: String { pulse.serverDescription ?? "?" }
