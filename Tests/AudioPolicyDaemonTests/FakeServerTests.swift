@@ -290,14 +290,20 @@ struct FakeServerTests {
         #expect(server.streams[next]?.muted == userMuted, "the next music: \(server.writes)")
     }
 
-    /// Music playing, a call mutes it and ends: the daemon (`first`) has sent the policy's unmute.
-    func callEndsWithTheUnmuteSent() throws -> (music: UInt32, first: DaemonOnFake) {
+    /// Music playing, then a call: the daemon (`first`) has muted the music for it.
+    func musicMutedByACall() throws -> (music: UInt32, call: UInt32, first: DaemonOnFake) {
         let music = server.addStream(role: "music", application: "Music", volume: Self.own)
         let first = try startDaemon(name: "first")
         first.run(for: 0.2)
         let call = server.addStream(role: "phone", application: "Phone", volume: [65536, 65536])
         #expect(first.run(until: { server.streams[music]?.muted == true }, timeout: 3), "\(server.writes)")
         first.run(for: 0.2)
+        return (music, call, first)
+    }
+
+    /// Music playing, a call mutes it and ends: the daemon (`first`) has sent the policy's unmute.
+    func callEndsWithTheUnmuteSent() throws -> (music: UInt32, first: DaemonOnFake) {
+        let (music, call, first) = try musicMutedByACall()
         server.removeStream(call)
         #expect(first.run(until: { server.writes.contains(.mute(music, false)) }, timeout: 3), "\(server.writes)")
         return (music, first)
@@ -391,12 +397,7 @@ struct FakeServerTests {
     @Test("a recovery killed before the server answered it, its user muting the music it had unmuted: the next daemon leaves that mute, its user's (control: not muted, the music plays on at its level)",
           arguments: [true, false])
     func usersMuteAfterARecoveryKilledBeforeItsAnswer(userMutes: Bool) throws {
-        let music = server.addStream(role: "music", application: "Music", volume: Self.own)
-        let first = try startDaemon(name: "first")
-        first.run(for: 0.2)
-        let call = server.addStream(role: "phone", application: "Phone", volume: [65536, 65536])
-        #expect(first.run(until: { server.streams[music]?.muted == true }, timeout: 3), "\(server.writes)")
-        first.run(for: 0.3)
+        let (music, call, first) = try musicMutedByACall()
         // Killed during the call, which ends while no daemon runs.
         server.dropConnections()
         server.removeStream(call)

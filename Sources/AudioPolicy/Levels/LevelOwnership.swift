@@ -494,7 +494,7 @@ public struct LevelOwnership: Sendable {
         // above them, even before it has heard of them all (found by the levels property run: a mark
         // journaled while the streams present were heard in index order fell below a stream its app had
         // started muted, and the run after the next kill took that mute for ours).
-        for mark in streams.compactMap(\.savedMute) where mark.server == nil || server == nil || mark.server == server {
+        for mark in streams.compactMap(\.savedMute) where !mark.isOfAnotherInstance(than: server) {
             highestIndexSeen = max(highestIndexSeen ?? 0, mark.above)
         }
         let streams = streams.map { stream in
@@ -515,7 +515,7 @@ public struct LevelOwnership: Sendable {
                 return stream
             }
             let waitedOnGone = mark.unmuteOf.map { other in
-                mark.server.map { made in server.map { made != $0 } ?? false } == true || present.map { $0[other] == nil } == true
+                mark.isOfAnotherInstance(than: server) || present.map { $0[other] == nil } == true
             } ?? gone.contains(stream.index)
             let lost = waitedOnGone && stream.key.map { savedMuted?.contains($0) == true } == true
             if !lost { stream.savedMute = nil }

@@ -46,16 +46,22 @@ public struct RecoveryStep: Equatable, Sendable {
 }
 
 extension RecoveryStep {
+    /// A stream as the journal names it: its index on its server instance.
+    private struct JournaledStream: Hashable {
+        let server: UInt32?
+        let index: UInt32
+    }
+
     /// The journal's entries as a recovery takes them: the newest of each stream (its index on its server
     /// instance). The file holds the entries a recovery undoes until the server has answered it, and then
     /// the new run's: a stream the new run knows — put back by that recovery, or muted by its user since —
     /// is the new run's to tell (found by the levels property run: a recovery killed before its answer left
     /// the policy's mute on record, and the run after it took the user's later mute for ours).
     public static func newestPerStream<Entry>(_ entries: [Entry], _ written: (Entry) -> WrittenStream) -> [Entry] {
-        var newest: [String: Int] = [:]
+        var newest: [JournaledStream: Int] = [:]
         for (position, entry) in entries.enumerated() {
             let stream = written(entry)
-            newest["\(stream.server.map(String.init) ?? "?"):\(stream.index)"] = position
+            newest[JournaledStream(server: stream.server, index: stream.index)] = position
         }
         let kept = Set(newest.values)
         return entries.enumerated().filter { kept.contains($0.offset) }.map(\.element)

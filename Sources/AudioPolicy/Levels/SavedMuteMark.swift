@@ -16,6 +16,13 @@ public struct SavedMuteMark: Equatable, Sendable {
     /// (a start at our mute, put right); nil: the stream the mark is kept beside.
     public var unmuteOf: UInt32?
 
+    /// Whether it counts on another server instance than `instance` (the server restarted since): there
+    /// its index means nothing. Unknown on either side, it does not.
+    public func isOfAnotherInstance(than instance: UInt32?) -> Bool {
+        guard let server, let instance else { return false }
+        return server != instance
+    }
+
     public init(above: UInt32, server: UInt32?, ifUnmuteLost: Bool = false, unmuteOf: UInt32? = nil) {
         self.above = above
         self.server = server

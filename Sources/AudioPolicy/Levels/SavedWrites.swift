@@ -133,7 +133,7 @@ public struct SavedWrites: Sendable {
         for stream in streams {
             guard let key = stream.key, let mark = stream.savedMute else { continue }
             // Marks of one instance: the highest (streams up to it were known). A mark of another: -1.
-            let restarted = mark.server.map { made in server.map { made != $0 } ?? false } ?? false
+            let restarted = mark.isOfAnotherInstance(than: server)
             let earlier = earlierMutes[key]
             earlierMutes[key] = restarted || earlier == -1 ? -1 : max(earlier ?? -1, Int64(mark.above))
         }
