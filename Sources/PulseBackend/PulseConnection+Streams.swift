@@ -159,7 +159,7 @@ extension PulseConnection {
         guard let fetch = tracker.streamFetches[index], fetch.token == token else { return }
         tracker.streamFetches.removeValue(forKey: index)
         if let stream {
-            update(stream, announcedAt: fetch.announcedAt)
+            update(stream, announcedAt: fetch.announcedAt, fetched: token)
         }
         if fetch.again {
             fetchStream(index, announcedAt: nil)
@@ -167,9 +167,10 @@ extension PulseConnection {
     }
 
     /// Records a fresh snapshot (own properties only) and delivers what changed.
-    private func update(_ stream: SinkInput, announcedAt: UInt64?) {
+    private func update(_ stream: SinkInput, announcedAt: UInt64?, fetched: UInt64 = 0) {
         var record = tracker.records[stream.index] ?? StreamTracker.Record(own: stream)
         record.own = stream
+        record.fetched = fetched
         record.announcedAt = record.announcedAt ?? announcedAt
         if announcedAt != nil, record.describedAt == nil { record.describedAt = MainLoop.monotonicMicroseconds() }
         if let client = stream.clientIndex, tracker.clients[client] == nil {
@@ -220,7 +221,12 @@ extension PulseConnection {
         var stream = tracker.merged(record)
         stream.volumePending = record.volumeHold != nil
         if let previous = record.delivered {
-            guard !stream.sameState(as: previous) else { return }
+            guard !stream.sameState(as: previous) else {
+                // Nothing to deliver, but the writes answered before this fetch are shown and settled.
+                tracker.ownWrites[index]?.settle(fetched: record.fetched)
+                if tracker.ownWrites[index]?.isEmpty == true { tracker.ownWrites[index] = nil }
+                return
+            }
             if previous.volumePending, !stream.volumePending {
                 // The server's restored volume, late: nobody changed it.
                 stream.levelChange = .none
@@ -228,7 +234,7 @@ extension PulseConnection {
                 var writes = tracker.ownWrites[index] ?? OwnWrites()
                 (stream.levelChange, stream.theirVolume, stream.theirMute) = writes.classify(
                     previous: (previous.volume, previous.muted), current: (stream.volume, stream.muted),
-                    now: MainLoop.monotonicMicroseconds())
+                    now: MainLoop.monotonicMicroseconds(), fetched: record.fetched)
                 tracker.ownWrites[index] = writes.isEmpty ? nil : writes
             }
             record.delivered = stream

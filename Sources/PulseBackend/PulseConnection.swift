@@ -187,10 +187,13 @@ public final class PulseConnection {
             onNews(.error("set volume of sink input \(index): not connected"))
             return
         }
-        tracker.ownWrites[index, default: OwnWrites()].recordVolume(volumes, at: MainLoop.monotonicMicroseconds())
+        let order = tracker.nextToken()
+        tracker.ownWrites[index, default: OwnWrites()].recordVolume(
+            volumes, at: MainLoop.monotonicMicroseconds(), order: order)
         var cvolume = volumes.cVolume
         let request = AcknowledgedRequest(connection: self, action: "set volume of sink input \(index)",
                                           toleratesVanishedStream: true)
+        request.onEnd = { [weak self] _ in self?.writeAnswered(index, order: order) }
         let started = request.start { userdata in
             pa_context_set_sink_input_volume(context, index, &cvolume, AcknowledgedRequest.callback, userdata)
         }
@@ -203,13 +206,23 @@ public final class PulseConnection {
             onNews(.error("set mute of sink input \(index): not connected"))
             return
         }
-        tracker.ownWrites[index, default: OwnWrites()].recordMute(muted, at: MainLoop.monotonicMicroseconds())
+        let order = tracker.nextToken()
+        tracker.ownWrites[index, default: OwnWrites()].recordMute(
+            muted, at: MainLoop.monotonicMicroseconds(), order: order)
         let request = AcknowledgedRequest(connection: self, action: "set mute of sink input \(index)",
                                           toleratesVanishedStream: true)
+        request.onEnd = { [weak self] _ in self?.writeAnswered(index, order: order) }
         let started = request.start { userdata in
             pa_context_set_sink_input_mute(context, index, muted ? 1 : 0, AcknowledgedRequest.callback, userdata)
         }
         if !started { reportFailure(of: request.action, context: context) }
+    }
+
+    /// The server answered write `order` to stream `index`: a snapshot fetched from now on shows it
+    /// (``OwnWrites``), so it can no longer be taken for the echo of a later change.
+    private func writeAnswered(_ index: UInt32, order: UInt64) {
+        let answer = tracker.nextToken()
+        tracker.ownWrites[index]?.answered(order, at: answer)
     }
 
     /// Calls `completion` once the server has answered every request sent

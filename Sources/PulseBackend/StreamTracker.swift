@@ -18,6 +18,9 @@ struct StreamTracker {
         var describedAt: UInt64?
         /// Waiting for its client's properties before it can be announced.
         var awaitingClient = false
+        /// The place in the connection's order of the request that fetched ``own`` (0: the initial
+        /// list), which tells which of our writes it shows (``OwnWrites``).
+        var fetched: UInt64 = 0
         /// Its volume is awaited (see ``PulseConnection/volumeHoldTime``);
         /// the timer ends the wait.
         var volumeHold: MainLoop.Timer?

@@ -123,6 +123,36 @@ final class PulseConnectionTests {
         #expect(errors.isEmpty, "\(errors)")
     }
 
+    /// A mute and its undoing, both answered before anything of them was seen (the loop does not run
+    /// between them: every snapshot shows the stream unmuted): a mute a moment later is someone
+    /// else's, not the echo of the first (the PipeWire churn on CI, seed 20261123). Control: the same
+    /// mute, sent by us, is ours.
+    @Test("after our mute and unmute are answered, a mute is the user's; the same mute sent by us is ours")
+    func aMuteAfterOurAnsweredMuteAndUnmuteIsTheUsers() throws {
+        try connect()
+        try resetSavedMusicVolume()
+        try play(role: "music")
+        let stream = try awaitAdded()
+        for user in [true, false] {
+            pulse.setMute(index: stream.index, muted: true)
+            pulse.setMute(index: stream.index, muted: false)
+            var drained = false
+            pulse.drain { drained = true }
+            try #require(runLoop(until: { drained }))
+            if user {
+                try run("pactl", "set-sink-input-mute", String(stream.index), "1")
+            } else {
+                pulse.setMute(index: stream.index, muted: true)
+            }
+            let muted = try awaitChange(of: stream.index) { $0.muted }
+            #expect(muted.levelChange == (user ? .theirs : .ours), "user: \(user)")
+            #expect(muted.theirMute == user, "user: \(user)")
+            try run("pactl", "set-sink-input-mute", String(stream.index), "0")
+            _ = try awaitChange(of: stream.index) { !$0.muted }
+        }
+        #expect(errors.isEmpty, "\(errors)")
+    }
+
     @Test func scaledVolumesSurviveTheRoundTrip() throws {
         try connect()
         try resetSavedMusicVolume()

@@ -30,4 +30,34 @@ struct OwnWritesTests {
             previous: stream([40000, 40000], muted: true), current: stream([0, 0], muted: true), now: 2_000)
         #expect(both == .ours)
     }
+
+    @Test("our mute and unmute, answered before a fetch that shows a mute: that mute is theirs; fetched before the answers, it may be the first's echo")
+    func muteAfterOurAnsweredMuteAndUnmute() {
+        for answeredFirst in [true, false] {
+            var writes = OwnWrites()
+            writes.recordMute(true, at: 1_000, order: 1)
+            writes.recordMute(false, at: 1_000, order: 2)
+            writes.answered(1, at: 3)
+            writes.answered(2, at: 4)
+            // No change shown meanwhile: the snapshots all showed the stream unmuted.
+            let (change, _, theirMute) = writes.classify(
+                previous: stream([40000, 40000], muted: false), current: stream([40000, 40000], muted: true),
+                now: 2_000, fetched: answeredFirst ? 5 : 3)
+            #expect(change == (answeredFirst ? .theirs : .ours), "fetched after the answers: \(answeredFirst)")
+            #expect(theirMute == answeredFirst)
+        }
+    }
+
+    @Test("a snapshot the same as the last settles the writes answered before it; fetched before their answers, it does not")
+    func unchangedSnapshotSettlesAnsweredWrites() {
+        for fetchedAfter in [true, false] {
+            var writes = OwnWrites()
+            writes.recordVolume(ChannelVolumes(values: [0, 0]), at: 1_000, order: 1)
+            writes.recordMute(true, at: 1_000, order: 2)
+            writes.answered(1, at: 3)
+            writes.answered(2, at: 4)
+            writes.settle(fetched: fetchedAfter ? 5 : 4)
+            #expect(writes.isEmpty == fetchedAfter, "fetched after the answers: \(fetchedAfter)")
+        }
+    }
 }
