@@ -207,6 +207,10 @@ public final class StreamRestore {
                          now: MainLoop.monotonicMicroseconds())
     }
 
+    /// The keys whose saved mute recovery takes for an earlier run's, with the index above which a
+    /// stream started later (-1: all), for the log.
+    public var earlierMuteMarks: [String: Int64] { ledger.earlierMuteMarks }
+
     // MARK: - A new stream
 
     /// Where a new stream's start came from, if the server gave it a level or mute of ours.

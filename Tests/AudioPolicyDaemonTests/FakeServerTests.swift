@@ -423,6 +423,56 @@ struct FakeServerTests {
         _ = (first, second)
     }
 
+    /// Found by the 120 s churn on both servers: a stream that started while no daemon ran, with the dead
+    /// run's fade-out and mute, was heard after the next run had ducked the first music (its step saved
+    /// that music's unmuted state as the key's) and muted another at once for the call: its mute was taken
+    /// for one that overtook that mute, its user's, left on after the call, and the key repaired muted for
+    /// good. The streams present at a connection are judged against what was saved before it.
+    @Test("a music stream started while no daemon ran, with the dead run's mute, heard after the next run ducked the music and muted another at once: unmuted when the call ends (control: one its user muted, which the dead run knew, stays muted)",
+          arguments: [true, false], [true, false])
+    func startWithTheDeadRunsMuteHeardAfterAFade(startedWhileNoDaemonRan: Bool, savesMuteWithEveryChange: Bool) throws {
+        server.savesMuteWithEveryChange = savesMuteWithEveryChange
+        let music = server.addStream(role: "music", application: "Music", volume: Self.own)
+        // A second stream of the music app (an app never interrupts itself).
+        let app = 4000 + Int(music)
+        let known = startedWhileNoDaemonRan ? nil : server.addStream(role: "music", application: "Music", volume: Self.own, pid: app)
+        let first = try startDaemon(name: "first")
+        first.run(for: 0.2)
+        if let known {
+            server.userSetsMute(known, true)
+            first.run(for: 0.2)
+        }
+        // A navigation prompt that talks on: the next run, hearing it before the call, ducks the music (a
+        // write of a stream the policy does not mute: the server saves its mute as the key's).
+        let prompt = server.addStream(role: "navigation", application: "Maps", volume: [65536, 65536])
+        #expect(first.run(until: { volume(music)?.values != Self.own }, timeout: 3), "\(server.writes)")
+        let call = server.addStream(role: "phone", application: "Phone", volume: [65536, 65536])
+        #expect(first.run(until: { server.streams[music]?.muted == true }, timeout: 3), "\(server.writes)")
+        // Another stream of the music app, during the call: muted at once (and again by the next run, as it
+        // hears it after the call and before the stream below).
+        let during = server.addStream(role: "music", application: "Music", volume: Self.own, pid: app)
+        #expect(first.run(until: { server.streams[during]?.muted == true }, timeout: 3), "\(server.writes)")
+        first.run(for: 0.2)
+        // Killed during the call; a music stream that starts now gets the key's saved mute, the policy's.
+        server.dropConnections()
+        let later = known ?? server.addStream(role: "music", application: "Music", volume: Self.own, pid: app)
+        try #require(server.streams[later]?.muted == true, "the fake gave the new stream the key's saved mute")
+        let second = try startDaemon(name: "second")
+        second.run(for: 0.5)
+        server.removeStream(call)
+        server.removeStream(prompt)
+        if startedWhileNoDaemonRan {
+            #expect(second.run(until: { server.streams[later]?.muted == false }, timeout: 3),
+                    "the start with the dead run's mute is still muted after the call: \(server.writes)")
+        } else {
+            second.run(for: 1.5)
+            #expect(server.streams[later]?.muted == true, "its user's mute was undone: \(server.writes)")
+        }
+        #expect(second.run(until: { server.streams[music]?.muted == false && server.streams[during]?.muted == false },
+                           timeout: 3), "\(server.writes)")
+        _ = first
+    }
+
     @Test("killed while ducking: the next start restores the music exactly (control: unless the user set it meanwhile)",
           arguments: [false, true])
     func crashRecovery(userSetsItMeanwhile: Bool) throws {

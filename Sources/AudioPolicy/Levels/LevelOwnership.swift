@@ -119,6 +119,12 @@ public struct LevelOwnership: Sendable {
     /// The mutes recovery's writes saved, by key, in order (an unmute: the user's; a level under a held
     /// mute: ours), until the streams present are judged.
     private var savedByRecovery: [(key: String, ours: Bool)] = []
+    /// From a connection until the streams present at it are judged (``streamsJudged()``): they started
+    /// before this run wrote anything, so no write of it in flight (``handOvers``) tells where their
+    /// mute came from (the 120 s churn on both servers: a call present faded the music heard first, the
+    /// music heard next was muted at once, and a stream heard after them, which had started with the dead
+    /// run's mute, was taken for one that overtook that mute and got its user's).
+    private var judgingPresent = false
 
     public init() {}
 
@@ -132,6 +138,7 @@ public struct LevelOwnership: Sendable {
         unansweredUnmutes = [:]
         unmuteMayBeLost = []
         handOvers = [:]
+        judgingPresent = true
         writes.connectionBegan()
         for index in streams.keys where streams[index]?.pending != nil { setPending(index, nil) }
     }
@@ -352,8 +359,13 @@ public struct LevelOwnership: Sendable {
             recoveryUnmutes = []
         }
         writes.presentStreamsJudged()
+        judgingPresent = false
         guard saving != nil else { return [] }
-        for (key, index, at) in recoveryUnmutes { handOvers[key] = HandOver(index: index, at: at, muted: false, toOurs: false) }
+        // Unless this run wrote the key since (heard first among the present streams): a start overtakes the
+        // newest write.
+        for (key, index, at) in recoveryUnmutes where handOvers[key].map({ $0.at < at }) ?? true {
+            handOvers[key] = HandOver(index: index, at: at, muted: false, toOurs: false)
+        }
         var changed: [String] = []
         for (key, ours) in savedByRecovery where writes.mutesSaved(ours: ours, key: key) && !changed.contains(key) {
             changed.append(key)
@@ -534,6 +546,9 @@ public struct LevelOwnership: Sendable {
         balancedStepsUntil = streams.isEmpty ? nil : now.map { $0 + Self.lateWriteWindow }
     }
 
+    /// What recovery made of the earlier run's saved-mute marks (``SavedWrites/earlierMuteMarks``).
+    public var earlierMuteMarks: [String: Int64] { writes.earlierMuteMarks }
+
     // MARK: - A new stream
 
     /// Where a new stream's start (`volume`, `muted`) came from, if the server gave it a level or mute of
@@ -547,7 +562,7 @@ public struct LevelOwnership: Sendable {
             pending.merged(savedMute(of: pending.key, index: index, now: now)).mutedByUs(
                 ourLevel: volume.values.allSatisfy { $0 == 0 }
                     || writes.origin(of: volume, muted: false, key: key, index: index) != nil)
-        } ?? key.flatMap { handOver(of: $0, now: now) }.map { !$0.toOurs }
+        } ?? (judgingPresent ? nil : key.flatMap { handOver(of: $0, now: now) }.map { !$0.toOurs })
         guard saving != nil, volumeKnown,
               var origin = writes.origin(of: volume, muted: muted, key: key, index: index, mutedByUs: savedBefore,
                                          balancedSteps: balancedStepsUntil.map { now < $0 } ?? false),

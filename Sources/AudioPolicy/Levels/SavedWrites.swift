@@ -48,6 +48,14 @@ public struct SavedWrites: Sendable {
     /// call and muted the music at once, and a music stream heard next, which its user had muted before
     /// the kill, was taken for one with that mute and unmuted after the call).
     private var mutedKeysAtConnection: Set<String>?
+    /// ``earlierMutes`` as recovery left them, until the streams present at the connection are judged:
+    /// this run's writes to the streams heard first (a call present fades the music present out at once;
+    /// on PulseAudio a stream whose mute a client set, on WirePlumber any, saves its own mute with each
+    /// step) make the key's saved mute theirs for streams that start from then on, never for those that
+    /// started before the connection (the 120 s churn on both servers: a stream that started while no
+    /// daemon ran, with the dead run's fade-out and mute, was heard after another stream of its key had
+    /// been faded again, its mute taken for its user's, and the key repaired muted for good).
+    private var earlierMutesAtConnection: [String: Int64]?
     /// The levels ducks of any run settled at, by key, oldest first (``rememberSettled(_:)``); keys in
     /// the order last added to.
     private var settled: [String: [Write]] = [:]
@@ -103,17 +111,24 @@ public struct SavedWrites: Sendable {
     /// Whether a muted start of `key` at sink input `index` has our saved mute: this run's, or an earlier
     /// run's when the stream started after it.
     public func savedMuteIsOurs(key: String, index: UInt32) -> Bool {
-        (mutedKeysAtConnection ?? mutedKeys).contains(key) || earlierMutes[key].map { Int64(index) > $0 } == true
+        (mutedKeysAtConnection ?? mutedKeys).contains(key)
+            || (earlierMutesAtConnection ?? earlierMutes)[key].map { Int64(index) > $0 } == true
     }
+
+    /// The keys whose saved mute an earlier run's marks make ours, each with the index streams above
+    /// which started later (-1: every stream), for the log of a recovery.
+    public var earlierMuteMarks: [String: Int64] { earlierMutes }
 
     /// A connection began: the streams present at it are judged next (``mutedKeysAtConnection``).
     public mutating func connectionBegan() {
         mutedKeysAtConnection = mutedKeys
+        earlierMutesAtConnection = earlierMutes
     }
 
     /// The streams present at the connection were judged.
     public mutating func presentStreamsJudged() {
         mutedKeysAtConnection = nil
+        earlierMutesAtConnection = nil
     }
 
     /// Whether the key's saved mute is this run's mute (the newest one a stream of it was given).
@@ -137,6 +152,7 @@ public struct SavedWrites: Sendable {
             let earlier = earlierMutes[key]
             earlierMutes[key] = restarted || earlier == -1 ? -1 : max(earlier ?? -1, Int64(mark.above))
         }
+        if mutedKeysAtConnection != nil { earlierMutesAtConnection = earlierMutes }
         for stream in streams where !stream.own.values.isEmpty {
             if let key = stream.key { earlier[key, default: []].append(stream) }
             let own = stream.own

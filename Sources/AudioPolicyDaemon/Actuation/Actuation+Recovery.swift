@@ -24,6 +24,20 @@ extension Actuation {
         // Streams that started while no daemon ran may have been given its ducks, or its mute.
         let absent = entries.filter { entry in !inputs.contains { entry.describes($0, on: restore?.serverInstance) } }
         restore?.recovered(entries.map(\.written), gone: Set(absent.map(\.sinkInput)), present: Dictionary(inputs.map { ($0.index, $0.muted) }, uniquingKeysWith: { first, _ in first }))
+        let marks = entries.compactMap { entry in
+            entry.written.savedMute.map { mark in
+                "\(entry.sinkInput) of \(entry.restoreID ?? "?") above \(mark.above)"
+                    + (mark.ifUnmuteLost ? " if its unmute was lost" : "")
+                    + (mark.unmuteOf.map { " (the unmute of \($0))" } ?? "")
+            }
+        }
+        if !marks.isEmpty {
+            let taken = (restore?.earlierMuteMarks ?? [:]).sorted { $0.key < $1.key }
+                .map { "\($0.key) above \($0.value)" }
+            let message = "journal: saved-mute marks \(marks.joined(separator: ", ")); taken: "
+                + (taken.isEmpty ? "none" : taken.joined(separator: ", "))
+            log.debug("\(message)")
+        }
         restore?.rememberSettled(entries.map(\.written))
         // A server that restarted may have brought back a level some run's ducks settled at.
         restore?.repairSettledEntries()

@@ -47,6 +47,9 @@ extension Actuation {
             + "\(origin.mutedByUs ? ", muted," : "") as the server saved it from our change of another stream of "
             + "\(live.input.restoreID ?? "?"); its own level is \(own)"
         log.info("\(message)")
+        if live.input.muted, !origin.mutedByUs {
+            log.debug("stream \(index): its mute is taken for its user's")
+        }
         return StartOrigin(own: own, mutedByUs: origin.mutedByUs)
     }
 
