@@ -473,6 +473,43 @@ struct FakeServerTests {
         _ = first
     }
 
+    /// Found by the 120 s churn on PipeWire (seed 7342): recovery unmuted the music, the call still on
+    /// muted it again at once, and recovery's unmute, counted only once the streams present were judged,
+    /// overruled that newer mute of ours: a music stream that started next with it was taken for one its
+    /// user muted, left muted after the call, and the key repaired muted.
+    @Test("killed during a call: recovery unmutes the music and the call mutes it again; a music stream that starts next with that mute is unmuted when the call ends (control: one its user unmutes and mutes again stays muted)",
+          arguments: [true, false], [true, false])
+    func startAfterRecoveryAndTheCallsNewMute(usersMute: Bool, savesMuteWithEveryChange: Bool) throws {
+        server.savesMuteWithEveryChange = savesMuteWithEveryChange
+        let (music, call, first) = try musicMutedByACall()
+        server.dropConnections()
+        let second = try startDaemon(name: "second")
+        #expect(second.run(until: { server.writes.contains(.mute(music, false)) }, timeout: 3), "\(server.writes)")
+        #expect(second.run(until: { server.streams[music]?.muted == true }, timeout: 3), "\(server.writes)")
+        second.run(for: 0.3)
+        // Another stream of the music app, with the key's saved mute: the call's, ours.
+        let later = server.addStream(role: "music", application: "Music", volume: Self.own, pid: 4000 + Int(music))
+        try #require(server.streams[later]?.muted == true, "the fake gave the new stream the key's saved mute")
+        second.run(for: 0.3)
+        if usersMute {
+            // As at a mixer: the stream shows muted, so the user unmutes it, then mutes it.
+            server.userSetsMute(later, false)
+            second.run(for: 0.3)
+            server.userSetsMute(later, true)
+            second.run(for: 0.3)
+        }
+        server.removeStream(call)
+        if usersMute {
+            second.run(for: 1.5)
+            #expect(server.streams[later]?.muted == true, "its user's mute was undone: \(server.writes)")
+        } else {
+            #expect(second.run(until: { server.streams[later]?.muted == false }, timeout: 3),
+                    "the start with our mute is still muted after the call: \(server.writes)")
+        }
+        #expect(second.run(until: { server.streams[music]?.muted == false }, timeout: 3), "\(server.writes)")
+        _ = first
+    }
+
     @Test("killed while ducking: the next start restores the music exactly (control: unless the user set it meanwhile)",
           arguments: [false, true])
     func crashRecovery(userSetsItMeanwhile: Bool) throws {

@@ -116,9 +116,14 @@ public struct LevelOwnership: Sendable {
 
     /// Recovery's unmutes of keys whose saved mute was ours, in flight once the streams present are judged.
     private var recoveryUnmutes: [(key: String, index: UInt32, at: UInt64)] = []
-    /// The mutes recovery's writes saved, by key, in order (an unmute: the user's; a level under a held
-    /// mute: ours), until the streams present are judged.
-    private var savedByRecovery: [(key: String, ours: Bool)] = []
+    /// The keys whose saved mute recovery's writes handed over (an unmute: to the user's; a level under a
+    /// held mute: to ours), until the streams present are judged: their journal entries must say so then.
+    /// The hand-over itself counts at once, in the order of the writes: what this run writes next, while it
+    /// hears the streams present, comes after it (the 120 s churn on PipeWire: recovery unmuted the music,
+    /// the call present muted it at once, and that newer mute of ours was dropped as the streams present
+    /// were judged; a stream that started next with it was taken for one its user muted). The streams
+    /// present are judged against what was saved before the connection (``SavedWrites/connectionBegan()``).
+    private var savedByRecovery: Set<String> = []
     /// From a connection until the streams present at it are judged (``streamsJudged()``): they started
     /// before this run wrote anything, so no write of it in flight (``handOvers``) tells where their
     /// mute came from (the 120 s churn on both servers: a call present faded the music heard first, the
@@ -325,12 +330,12 @@ public struct LevelOwnership: Sendable {
         // A later write of the key: a start that overtakes it has our mute, applied before (found by the
         // levels property run: a saved start's correction overtaken just after a fade-out's mute).
         if let key, handOvers[key]?.toOurs == true { handOvers[key] = nil }
-        if heldMuted, let key { savedByRecovery.append((key, ours: true)) }
+        if heldMuted, let key { recoverySaved(key, ours: true) }
         // A muted stream's mute is one PulseAudio saves (set by a client, or restored), though recovery
         // writes before the stream is heard of.
         guard let saving, saving.savesMuteWithEveryChange || streams[index]?.muteSaved == true || heldMuted || usersMute
         else { return false }
-        if recovery, !heldMuted, let key { savedByRecovery.append((key, ours: false)) }
+        if recovery, !heldMuted, let key { recoverySaved(key, ours: false) }
         return noteSaved(usersMute: heldMuted ? false : usersMute, key: key)
     }
 
@@ -343,7 +348,7 @@ public struct LevelOwnership: Sendable {
         // mutes of their own, set perhaps while no daemon ran (found by the levels property run: a
         // user's mute of a stream present taken for ours and undone).
         if let key, writes.savedMuteMayBeOurs(key: key) { recoveryUnmutes.append((key, index, now)) }
-        if let key { savedByRecovery.append((key, ours: false)) }
+        if let key { recoverySaved(key, ours: false) }
         noteSaved(usersMute: false, key: key)
         // A write like any other: a stream that ends a moment later gets its entry repaired, unmuted.
         streams[index, default: StreamLevels()].lastWriteAt = now
@@ -366,12 +371,13 @@ public struct LevelOwnership: Sendable {
         for (key, index, at) in recoveryUnmutes where handOvers[key].map({ $0.at < at }) ?? true {
             handOvers[key] = HandOver(index: index, at: at, muted: false, toOurs: false)
         }
-        var changed: [String] = []
-        for (key, ours) in savedByRecovery where writes.mutesSaved(ours: ours, key: key) && !changed.contains(key) {
-            changed.append(key)
-        }
-        for key in Set(savedByRecovery.map(\.key)) { notePending(key) }
-        return changed
+        return savedByRecovery.sorted()
+    }
+
+    /// Recovery's write saved `key`'s mute: ours (a level under a held mute) or its user's.
+    private mutating func recoverySaved(_ key: String, ours: Bool) {
+        if writes.mutesSaved(ours: ours, key: key) { savedByRecovery.insert(key) }
+        notePending(key)
     }
 
     /// The level of stream `index` changed (our write or the user's): the server saves its mute with it
