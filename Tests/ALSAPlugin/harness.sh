@@ -66,6 +66,11 @@ build_plugin() {
     lib="$(cd "$(dirname "$lib")" && pwd)/$(basename "$lib")"
 }
 
+# JACK's port list, bounded (exit status 124 when it timed out): a JACK client can block for good in a
+# futex as another client registers (a clean clone's CI: the jack_lsp polling for jack_rec's ports blocked
+# 16 minutes, on past jack_rec's end, while a new jack_lsp answered at once). It answers in milliseconds.
+jack_ports() { timeout -k 1 1 jack_lsp "$@" 2>/dev/null; }
+
 # Starts jackd (dummy backend, 48 kHz, 512-frame periods) as a job; returns once it answers.
 start_jack() {
     # JACK registers every server in one shared-memory registry and refuses a ninth ("Too many servers
@@ -75,16 +80,30 @@ start_jack() {
         rm -f /dev/shm/jack-shm-registry /dev/shm/jack_apa-test-* /dev/shm/jack_sem.*_apa-test-* 2>/dev/null || true
     fi
     jackd --no-realtime -d dummy -r 48000 -p 512 >"$work/jackd.log" 2>&1 &
-    for _ in $(seq 100); do jack_lsp >/dev/null 2>&1 && break; sleep 0.1; done
-    jack_lsp >/dev/null 2>&1 || { echo "jackd did not start:"; cat "$work/jackd.log"; exit 1; }
+    for _ in $(seq 100); do jack_ports >/dev/null && break; sleep 0.1; done
+    jack_ports >/dev/null || { echo "jackd did not start:"; cat "$work/jackd.log"; exit 1; }
 }
 
 rec_pid=
 start_recording() {  # start_recording FILE SECONDS: returns once jack_rec's ports exist
-    jack_rec -f "$1" -d "$2" system:capture_1 system:capture_2 >/dev/null 2>&1 &
-    rec_pid=$!
-    for _ in $(seq 100); do jack_lsp 2>/dev/null | grep -q '^jackrec:input2$' && return 0; sleep 0.05; done
-    echo "jack_rec did not start" >&2; return 1
+    local attempt ports status
+    # A port list that blocked (above) took part of the recording's time: that recording starts again.
+    for attempt in 1 2 3; do
+        jack_rec -f "$1" -d "$2" system:capture_1 system:capture_2 >"$work/jack_rec.log" 2>&1 &
+        rec_pid=$!
+        status=0
+        for _ in $(seq 100); do
+            ports=$(jack_ports) || status=$?
+            [ "$status" = 124 ] && break
+            grep -q '^jackrec:input2$' <<<"$ports" && return 0
+            kill -0 "$rec_pid" 2>/dev/null || break
+            sleep 0.05
+        done
+        kill "$rec_pid" 2>/dev/null || true; wait "$rec_pid" 2>/dev/null || true
+        [ "$status" = 124 ] || break
+        echo "   (jack_lsp blocked; recording again, attempt $((attempt + 1)))" >&2
+    done
+    echo "jack_rec did not start: $(cat "$work/jack_rec.log")" >&2; return 1
 }
 finish_recording() { wait "$rec_pid"; }
 

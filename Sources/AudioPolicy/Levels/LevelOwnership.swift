@@ -309,17 +309,17 @@ public struct LevelOwnership: Sendable {
 
     /// Recovery or a saved start's correction wrote stream `index`'s own level back: like any write, a stream that ends a moment later
     /// gets its entry repaired (``lateWriteNeedsRepair(_:journaled:now:)``). What the server saves with it
-    /// is told by the stream's change, once the streams present are judged (``recoveryUnmuted(_:key:now:)``): told now, it would make the
-    /// key's saved mute the user's before a stream that started with an earlier run's mute is judged
-    /// (found by the levels property run).
+    /// counts at once for the streams that start later, never for those present at the connection, which
+    /// are judged against what was saved before it (found by the levels property run: a stream that started
+    /// with an earlier run's mute, taken for one its user muted).
     /// `heldMuted`: the stream stays muted for the policy (its output went away): the server saves that
-    /// mute, ours, with the level, and the key's saved mute is ours again once the streams present are
-    /// judged (found by the levels property run: a stream started after it was taken for one its user
-    /// muted; and, told at once, the user's own mute of a stream present taken for ours).
+    /// mute, ours, with the level, and the key's saved mute is ours again (found by the levels property run:
+    /// a stream started after it was taken for one its user muted; and, counted for the streams present, the
+    /// user's own mute of a stream present taken for ours).
     /// `usersMute`: the stream's mute as its user has it once the writes sent with this one are applied;
     /// the key's as its users have it (``usersMutes``) from now on, where the server saves it with the
-    /// level. `recovery`: recovery's write, whose saved mute, if the server saves it, is the user's once
-    /// the streams present are judged (found by the levels property run: recovery wrote a held stream's
+    /// level. `recovery`: recovery's write, whose saved mute, if the server saves it, is the user's for the
+    /// streams that start later (found by the levels property run: recovery wrote a held stream's
     /// level, then that of a stream its user had muted; the key's saved mute was taken for the held
     /// one's, ours, and a stream that started with it after a second kill was unmuted). Returns whether
     /// the key's saved mute as its users have it changed.
@@ -340,9 +340,10 @@ public struct LevelOwnership: Sendable {
     }
 
     /// Recovery unmuted a stream of `key` the policy had muted: the server saved that as the key's mute, so
-    /// streams that start later are not muted by us — once the streams present are judged
-    /// (``streamsJudged()``), as some may have started with the earlier run's mute (found by the levels
-    /// property run: a stream its app started muted, after the recovery, taken for one muted by us).
+    /// streams that start later are not muted by us; the streams present are judged against what was saved
+    /// before (``SavedWrites/connectionBegan()``), as some may have started with the earlier run's mute
+    /// (found by the levels property run: a stream its app started muted, after the recovery, taken for one
+    /// muted by us).
     public mutating func recoveryUnmuted(_ index: UInt32, key: String?, now: UInt64) {
         // In flight for streams that start after the streams present are judged: those present have
         // mutes of their own, set perhaps while no daemon ran (found by the levels property run: a
@@ -355,9 +356,10 @@ public struct LevelOwnership: Sendable {
         streams[index]?.unmuteSentAt = now
     }
 
-    /// The streams present at a connection were heard of: what recovery's writes saved is the keys' saved
-    /// mute now. Returns the keys whose saved mute changed hands (their journal entries must say so again:
-    /// a second kill would otherwise lose the mark of a mute that is ours again).
+    /// The streams present at a connection were heard of: a stream that starts from now on is judged against
+    /// the keys' saved mutes as this run's writes and recovery's left them, and may overtake recovery's
+    /// unmutes. Returns the keys whose saved mute recovery's writes handed over (their journal entries must
+    /// say so again: a second kill would otherwise lose the mark of a mute that is ours again).
     public mutating func streamsJudged() -> [String] {
         defer {
             savedByRecovery = []
