@@ -124,12 +124,6 @@ public struct LevelOwnership: Sendable {
     /// were judged; a stream that started next with it was taken for one its user muted). The streams
     /// present are judged against what was saved before the connection (``SavedWrites/connectionBegan()``).
     private var savedByRecovery: Set<String> = []
-    /// From a connection until the streams present at it are judged (``streamsJudged()``): they started
-    /// before this run wrote anything, so no write of it in flight (``handOvers``) tells where their
-    /// mute came from (the 120 s churn on both servers: a call present faded the music heard first, the
-    /// music heard next was muted at once, and a stream heard after them, which had started with the dead
-    /// run's mute, was taken for one that overtook that mute and got its user's).
-    private var judgingPresent = false
 
     public init() {}
 
@@ -143,7 +137,6 @@ public struct LevelOwnership: Sendable {
         unansweredUnmutes = [:]
         unmuteMayBeLost = []
         handOvers = [:]
-        judgingPresent = true
         writes.connectionBegan()
         for index in streams.keys where streams[index]?.pending != nil { setPending(index, nil) }
     }
@@ -366,7 +359,6 @@ public struct LevelOwnership: Sendable {
             recoveryUnmutes = []
         }
         writes.presentStreamsJudged()
-        judgingPresent = false
         guard saving != nil else { return [] }
         // Unless this run wrote the key since (heard first among the present streams): a start overtakes the
         // newest write.
@@ -566,11 +558,15 @@ public struct LevelOwnership: Sendable {
     /// came late, a mute its key had at some moment since its announcement (``PendingMute``).
     public func origin(of index: UInt32, key: String?, volume: ChannelVolumes, muted: Bool,
                        volumeKnown: Bool, now: UInt64) -> StartOrigin? {
+        // The streams present at a connection started before this run wrote anything: no write of it in
+        // flight tells where their mute came from (the 120 s churn on both servers: a call present faded the
+        // music heard first, the music heard next was muted at once, and a stream heard after them, which had
+        // started with the dead run's mute, was taken for one that overtook that mute and got its user's).
         let savedBefore = streams[index]?.pending.map { pending in
             pending.merged(savedMute(of: pending.key, index: index, now: now)).mutedByUs(
                 ourLevel: volume.values.allSatisfy { $0 == 0 }
                     || writes.origin(of: volume, muted: false, key: key, index: index) != nil)
-        } ?? (judgingPresent ? nil : key.flatMap { handOver(of: $0, now: now) }.map { !$0.toOurs })
+        } ?? (writes.judgingPresent ? nil : key.flatMap { handOver(of: $0, now: now) }.map { !$0.toOurs })
         guard saving != nil, volumeKnown,
               var origin = writes.origin(of: volume, muted: muted, key: key, index: index, mutedByUs: savedBefore,
                                          balancedSteps: balancedStepsUntil.map { now < $0 } ?? false),

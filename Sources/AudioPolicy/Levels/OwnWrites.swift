@@ -77,8 +77,8 @@ public struct OwnWrites: Sendable {
         forget(before: now > Self.window ? now - Self.window : 0)
         let volumeChanged = !current.volume.matches(previous.volume)
         let muteChanged = current.muted != previous.muted
-        let theirVolume = volumeChanged && !Self.settle(&volumes, fetched: fetched) { $0.matches(current.volume) }
-        let theirMute = muteChanged && !Self.settle(&mutes, fetched: fetched) { $0 == current.muted }
+        let theirVolume = volumeChanged && !Self.explain(&volumes, fetched: fetched) { $0.matches(current.volume) }
+        let theirMute = muteChanged && !Self.explain(&mutes, fetched: fetched) { $0 == current.muted }
         if !volumeChanged { Self.settleAnswered(&volumes, fetched: fetched) }
         if !muteChanged { Self.settleAnswered(&mutes, fetched: fetched) }
         guard volumeChanged || muteChanged else { return (.none, false, false) }
@@ -95,8 +95,8 @@ public struct OwnWrites: Sendable {
     /// Whether one of `writes` explains a changed value (`matches`): the last answered before the fetch
     /// or any later one. Settles the explaining write and all before it, and every write answered
     /// before the fetch either way.
-    private static func settle<Value>(_ writes: inout [Write<Value>], fetched: UInt64,
-                                      matches: (Value) -> Bool) -> Bool {
+    private static func explain<Value>(_ writes: inout [Write<Value>], fetched: UInt64,
+                                       matches: (Value) -> Bool) -> Bool {
         let shown = writes.lastIndex { isAnswered($0, before: fetched) }
         let from = shown ?? 0
         let hit = writes[from...].lastIndex { matches($0.value) }

@@ -119,6 +119,10 @@ public struct SavedWrites: Sendable {
     /// which started later (-1: every stream), for the log of a recovery.
     public var earlierMuteMarks: [String: Int64] { earlierMutes }
 
+    /// Whether the streams present at a connection are being judged (from ``connectionBegan()`` to
+    /// ``presentStreamsJudged()``).
+    public var judgingPresent: Bool { mutedKeysAtConnection != nil }
+
     /// A connection began: the streams present at it are judged next (``mutedKeysAtConnection``).
     public mutating func connectionBegan() {
         mutedKeysAtConnection = mutedKeys
@@ -152,7 +156,7 @@ public struct SavedWrites: Sendable {
             let earlier = earlierMutes[key]
             earlierMutes[key] = restarted || earlier == -1 ? -1 : max(earlier ?? -1, Int64(mark.above))
         }
-        if mutedKeysAtConnection != nil { earlierMutesAtConnection = earlierMutes }
+        if judgingPresent { earlierMutesAtConnection = earlierMutes }
         for stream in streams where !stream.own.values.isEmpty {
             if let key = stream.key { earlier[key, default: []].append(stream) }
             let own = stream.own
