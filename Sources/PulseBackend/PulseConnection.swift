@@ -59,8 +59,6 @@ public final class PulseConnection {
     /// The current context; a new one is made for each ``connect()``.
     private(set) var context: OpaquePointer?
     private var contextBox: ContextBox?
-    /// The completions waiting for the one drain in flight (``drain(_:)``).
-    private var drainWaiters: [() -> Void] = []
 
     /// What the streams code keeps between events (see PulseConnection+Streams).
     var tracker = StreamTracker()
@@ -226,33 +224,24 @@ public final class PulseConnection {
     }
 
     /// Calls `completion` once the server has answered every request sent
-    /// so far (at once when none is pending or the connection is gone), so
-    /// the daemon can quit without losing its last writes.
+    /// so far (at once when the connection is gone), so the daemon can quit
+    /// without losing its last writes.
     ///
-    /// libpulse keeps one drain callback per context: a second `pa_context_drain` while one is in
-    /// flight takes it over, and the first never completes until the context goes (found when
-    /// recovery's drain, taken over by a stream's, never said recovery was done). So every waiter rides
-    /// on the one drain in flight, which completes once nothing at all is pending: after every request
-    /// sent before any of them.
+    /// A round trip, not `pa_context_drain`: replies on one context come in the order the requests were
+    /// sent, so the answer to a request sent now comes after every earlier one. libpulse keeps one drain
+    /// callback per context (a second `pa_context_drain` took the first over, and recovery never said it
+    /// was done), and a drain still registered when the context fails in the middle of a reply aborts the
+    /// process (`Assertion 'o->context' failed at context.c:1158, set_dispatch_callbacks()`: a 40 s churn
+    /// on PipeWire, the server restarting).
     public func drain(_ completion: @escaping () -> Void) {
         guard let context, contextIsReady else {
             completion()
             return
         }
-        drainWaiters.append(completion)
-        guard drainWaiters.count == 1 else { return }
-        let request = DrainRequest { [weak self] in self?.drained() }
-        // pa_context_drain returns NULL when nothing is pending.
-        if !request.start({ pa_context_drain(context, DrainRequest.callback, $0) }) {
-            drained()
+        let request = RoundTripRequest(completion: completion)
+        if !request.start({ pa_context_get_server_info(context, RoundTripRequest.callback, $0) }) {
+            completion()
         }
-    }
-
-    /// The drain in flight completed (or ended with its context): every waiter's turn.
-    private func drained() {
-        let waiters = drainWaiters
-        drainWaiters = []
-        for waiter in waiters { waiter() }
     }
 
     // MARK: - Errors
@@ -295,8 +284,8 @@ private final class ContextBox {
     }
 }
 
-/// `pa_context_drain`: completes once, when drained or when the context goes.
-private final class DrainRequest: PulseRequest {
+/// A round trip (``PulseConnection/drain(_:)``): completes once, when answered or when the context goes.
+private final class RoundTripRequest: PulseRequest {
     private var completion: (() -> Void)?
 
     init(completion: @escaping () -> Void) {
@@ -313,8 +302,8 @@ private final class DrainRequest: PulseRequest {
         complete()
     }
 
-    static let callback: pa_context_notify_cb_t = { _, userdata in
-        let request: DrainRequest? = borrow(userdata)
+    static let callback: pa_server_info_cb_t = { _, _, userdata in
+        let request: RoundTripRequest? = borrow(userdata)
         request?.complete()
     }
 }
