@@ -220,6 +220,7 @@ extension PulseConnection {
         else { return }
         var stream = tracker.merged(record)
         stream.volumePending = record.volumeHold != nil
+        stream.announcedAt = record.announcedAt
         if let previous = record.delivered {
             guard !stream.sameState(as: previous) else {
                 // Nothing to deliver, but the writes answered before this fetch are shown and settled.

@@ -40,6 +40,10 @@ public struct SinkInput: Equatable, Sendable {
     /// follows in a change, or the wait ends after ``PulseConnection/volumeHoldTime``. Nothing may be
     /// computed from, or written to, the volume until then.
     public var volumePending = false
+    /// When the server's announcement of the stream reached the daemon (µs, monotonic; nil for a stream
+    /// present at the connection): PulseAudio applies a write of a saved entry before it answers it, so a
+    /// stream announced after that answer started from the entry as written (``ServerSaving/appliesEntriesBeforeAnswering``).
+    public var announcedAt: UInt64?
     /// On `onStreamChanged` deliveries: who changed volume or mute. `.none`
     /// on every other delivery.
     public var levelChange: LevelChange

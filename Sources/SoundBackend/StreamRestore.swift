@@ -193,7 +193,7 @@ public final class StreamRestore {
     public var onSettledChange: (() -> Void)?
 
     /// Called with a key whose saved mute a taken repair made its user's where it was ours
-    /// (``LevelOwnership/entryRepaired(key:)``), or whose saved mute as its users have it a repair changed
+    /// (``LevelOwnership/entryRepaired(key:muted:now:)``), or whose saved mute as its users have it a repair changed
     /// (``LevelOwnership/repairSent(key:muted:over:)``): the journal's entries of the key's streams must say so.
     public var onSavedMuteChanged: ((String) -> Void)?
 
@@ -217,7 +217,8 @@ public final class StreamRestore {
     public func origin(of input: SinkInput) -> Origin? {
         refresh()
         return ledger.origin(of: input.index, key: input.restoreID, volume: input.volume, muted: input.muted,
-                             volumeKnown: !input.volumePending && input.hasVolume, now: MainLoop.monotonicMicroseconds())
+                             volumeKnown: !input.volumePending && input.hasVolume, announcedAt: input.announcedAt,
+                             now: MainLoop.monotonicMicroseconds())
     }
 
     // MARK: - Repairs
@@ -282,7 +283,7 @@ public final class StreamRestore {
                     [weak self] taken in
                     guard let self else { return }
                     if taken {
-                        if self.ledger.entryRepaired(key: name) { self.onSavedMuteChanged?(name) }
+                        if self.ledger.entryRepaired(key: name, muted: muted, now: MainLoop.monotonicMicroseconds()) { self.onSavedMuteChanged?(name) }
                         self.log.info("repaired the saved volume of \(name): \(volume)\(muted ? ", muted" : "")")
                     } else {
                         failed = true

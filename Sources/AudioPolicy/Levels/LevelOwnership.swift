@@ -114,6 +114,15 @@ public struct LevelOwnership: Sendable {
         }
     }
 
+    /// Repairs of a key's entry that wrote over our saved mute, by key: when the server took it (µs) and
+    /// the mute it wrote. A stream that started before the server applied the repair, but is heard of
+    /// after its answer, started from the entry the repair replaced, with our mute (the 40 s churn on
+    /// PipeWire, CI's seed: a music stream that came up at a fade-out's silence and mute as the repair of
+    /// the faded stream's entry was answered was taken for one its user muted, and the key saved muted).
+    /// Which streams did is ``ServerSaving/appliesEntriesBeforeAnswering``'s question, for
+    /// ``lateWriteWindow`` (``overtakenRepair(of:volume:index:announcedAt:now:)``).
+    private var repairsOverOurMute: [String: (at: UInt64, muted: Bool)] = [:]
+
     /// Recovery's unmutes of keys whose saved mute was ours, in flight once the streams present are judged.
     private var recoveryUnmutes: [(key: String, index: UInt32, at: UInt64)] = []
     /// The keys whose saved mute recovery's writes handed over (an unmute: to the user's; a level under a
@@ -137,6 +146,7 @@ public struct LevelOwnership: Sendable {
         unansweredUnmutes = [:]
         unmuteMayBeLost = []
         handOvers = [:]
+        repairsOverOurMute = [:]
         writes.connectionBegan()
         for index in streams.keys where streams[index]?.pending != nil { setPending(index, nil) }
     }
@@ -185,6 +195,12 @@ public struct LevelOwnership: Sendable {
         if let flight = now.map({ handOver(of: key, now: $0) }) ?? handOvers[key] {
             // Before the write and after it: from ours to the written stream's mute, or from theirs to ours.
             return (true, flight.toOurs || flight.muted == true)
+        }
+        // A repair over our mute that WirePlumber may not have applied yet: before it, ours; after it, the
+        // mute it wrote.
+        if let now, let repair = repairsOverOurMute[key], now &- repair.at < Self.lateWriteWindow,
+           saving?.appliesEntriesBeforeAnswering == false {
+            return (true, repair.muted)
         }
         let ours = writes.savedMuteIsOurs(key: key, index: index)
         return (ours, !ours && mutedByThem.contains(key))
@@ -261,8 +277,11 @@ public struct LevelOwnership: Sendable {
     /// it (unmuted where the policy mutes it: the policy never mutes a stream its user muted). Returns
     /// whether the key's changed (the journal's entries of the key's streams the policy mutes carry it).
     @discardableResult
-    private mutating func noteSaved(usersMute: Bool, key: String?) -> Bool {
+    private mutating func noteSaved(usersMute: Bool, key: String?, byRepair: Bool = false) -> Bool {
         guard let key else { return false }
+        // A save after a repair (other than the next repair of its batch): the entry that repair replaced is
+        // no longer what a new stream gets.
+        if !byRepair { repairsOverOurMute[key] = nil }
         return usersMutes.updateValue(usersMute, forKey: key) != usersMute
     }
 
@@ -443,6 +462,7 @@ public struct LevelOwnership: Sendable {
         if let key {
             handOvers[key] = nil
             unansweredUnmutes[key] = nil
+            repairsOverOurMute[key] = nil
             if muted { mutedByThem.insert(key) } else { mutedByThem.remove(key) }
         }
         streams[index, default: StreamLevels()].muteSaved = true
@@ -555,9 +575,11 @@ public struct LevelOwnership: Sendable {
     /// ours. Nil while its volume is not known (`volumeKnown`: pipewire-pulse tells it late). A muted start
     /// at `now`, while a write of ours that handed its key's saved mute over is not yet reported applied
     /// (at most ``lateWriteWindow``), has the mute saved before that write (``handOvers``); one whose volume
-    /// came late, a mute its key had at some moment since its announcement (``PendingMute``).
+    /// came late, a mute its key had at some moment since its announcement (``PendingMute``); one heard of
+    /// just after a repair of its key's entry over our mute, announced at `announcedAt`, may have the mute
+    /// that repair replaced (``overtakenRepair(of:volume:index:announcedAt:now:)``).
     public func origin(of index: UInt32, key: String?, volume: ChannelVolumes, muted: Bool,
-                       volumeKnown: Bool, now: UInt64) -> StartOrigin? {
+                       volumeKnown: Bool, announcedAt: UInt64? = nil, now: UInt64) -> StartOrigin? {
         // The streams present at a connection started before this run wrote anything: no write of it in
         // flight tells where their mute came from (the 120 s churn on both servers: a call present faded the
         // music heard first, the music heard next was muted at once, and a stream heard after them, which had
@@ -567,6 +589,8 @@ public struct LevelOwnership: Sendable {
                 ourLevel: volume.values.allSatisfy { $0 == 0 }
                     || writes.origin(of: volume, muted: false, key: key, index: index) != nil)
         } ?? (writes.judgingPresent ? nil : key.flatMap { handOver(of: $0, now: now) }.map { !$0.toOurs })
+            ?? (muted ? key.flatMap { overtakenRepair(of: $0, volume: volume, index: index, announcedAt: announcedAt,
+                                                      now: now) } : nil)
         guard saving != nil, volumeKnown,
               var origin = writes.origin(of: volume, muted: muted, key: key, index: index, mutedByUs: savedBefore,
                                          balancedSteps: balancedStepsUntil.map { now < $0 } ?? false),
@@ -574,6 +598,23 @@ public struct LevelOwnership: Sendable {
         // A level remembered from an earlier run has no channel map: the stream's is the one.
         if origin.own.channelMap.isEmpty { origin.own.channelMap = volume.channelMap }
         return origin
+    }
+
+    /// Whether a muted start of `key` at `volume`, announced at `announcedAt`, has the mute of ours that a
+    /// repair of the key's entry, taken less than ``lateWriteWindow`` before `now`, wrote over
+    /// (``repairsOverOurMute``); nil when no such repair is that recent, or the start has the repair's.
+    /// PulseAudio: a stream announced before the answer started before the repair. WirePlumber: any start
+    /// may have the entry it replaced; muted where the repair wrote unmuted, it has; where the repair wrote
+    /// the user's mute, a start at a level we wrote for the key (a fade-out's silence, a duck: the entry
+    /// our mute was saved with) has ours, one at any other level the repair's.
+    private func overtakenRepair(of key: String, volume: ChannelVolumes, index: UInt32, announcedAt: UInt64?,
+                                 now: UInt64) -> Bool? {
+        guard let repair = repairsOverOurMute[key], now &- repair.at < Self.lateWriteWindow, let saving else {
+            return nil
+        }
+        if saving.appliesEntriesBeforeAnswering { return announcedAt.map { $0 < repair.at } == true ? true : nil }
+        let ourLevel = writes.origin(of: volume, muted: false, key: key, index: index) != nil
+        return !repair.muted || ourLevel ? true : nil
     }
 
     /// The write of ours in flight that handed `key`'s saved mute over at `now`, if any (``handOvers``).
@@ -625,15 +666,25 @@ public struct LevelOwnership: Sendable {
     /// the journal's entries of the key's streams must then drop their ``SavedMuteMark`` (found by the
     /// levels property run: a mark left above the repair made the next run unmute a stream that started,
     /// while no daemon ran, with its user's mute of the key — and save that unmute as the key's).
+    /// `muted`: the mute it wrote; `now` (µs), when known: a start that overtakes the repair may still get
+    /// the entry it replaced (``repairsOverOurMute``).
     @discardableResult
-    public mutating func entryRepaired(key: String) -> Bool {
+    public mutating func entryRepaired(key: String, muted: Bool = false, now: UInt64? = nil) -> Bool {
         // What it wrote is the key's mute now, not an unmute of ours in flight (found by the levels
         // property run: a gone stream's repair put back its user's mute after recovery's unmute of
         // another, and a stream that started with it was taken for one muted by us).
+        // An unmute of ours not yet applied left our mute saved before the repair, as our own mute does.
+        let unmuteInFlight = now.flatMap { handOver(of: key, now: $0) }.map { !$0.toOurs } ?? false
         handOvers[key] = nil
         unansweredUnmutes[key] = nil
         defer { notePending(key) }
-        return writes.theyMuted(key: key)
+        let wasOurs = writes.theyMuted(key: key)
+        // A second repair of the key in one batch (recovery's of several gone streams) writes over the first:
+        // a start that overtakes both has the mute from before the batch.
+        if let now {
+            repairsOverOurMute[key] = wasOurs || unmuteInFlight || repairsOverOurMute[key] != nil ? (now, muted) : nil
+        }
+        return wasOurs
     }
 
     /// A repair of `key`'s entry is sent, writing `muted` over `saved` (the entry's mute as read back, or
@@ -643,7 +694,7 @@ public struct LevelOwnership: Sendable {
     @discardableResult
     public mutating func repairSent(key: String, muted: Bool, over saved: Bool?) -> Bool {
         guard saved != muted else { return false }
-        return noteSaved(usersMute: muted, key: key)
+        return noteSaved(usersMute: muted, key: key, byRepair: true)
     }
 
     /// Repairs of these streams' entries went out; until they are answered their end needs no other.

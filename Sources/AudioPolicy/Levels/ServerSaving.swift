@@ -24,4 +24,11 @@ public enum ServerSaving: String, Sendable, CaseIterable {
     /// wrote a stale 100 % over the user's: RecoveryTests on PipeWire), so a repair there keeps nothing it
     /// reads (``LevelOwnership/repairMute(of:saved:)``).
     public var readsBackSavedEntries: Bool { self == .pulseAudio }
+
+    /// Whether a write of a saved entry (a repair) is applied before the server answers it: a stream
+    /// announced after the answer starts from the entry as written. PulseAudio's module-stream-restore
+    /// handles requests in order; pipewire-pulse answers once it has passed the entry on, and WirePlumber
+    /// gives a stream created meanwhile the entry the write replaced (the 40 s churn on PipeWire: a music
+    /// stream announced after a repair's answer still came up at the faded-out stream's silence and mute).
+    public var appliesEntriesBeforeAnswering: Bool { self == .pulseAudio }
 }

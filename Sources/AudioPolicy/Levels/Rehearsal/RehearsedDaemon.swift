@@ -176,8 +176,10 @@ public struct RehearsedDaemon: Sendable {
         live[index] = record
         if ownership.streamAppeared(index, key: stream.key, muted: stream.muted) { journalSavedMute(of: stream.key) }
         if held { return journalSync(index) }
+        // One that overtook a repair was announced before the server answered it.
         guard var origin = ownership.origin(of: index, key: stream.key, volume: stream.volume, muted: stream.muted,
-                                            volumeKnown: true, now: UInt64(now) * 1000) else { return }
+                                            volumeKnown: true, announcedAt: stream.overtookRepair ? 0 : UInt64(now) * 1000,
+                                            now: UInt64(now) * 1000) else { return }
         live[index]?.own = origin.own
         live[index]?.muted = StartOrigin.usersMute(startedMuted: stream.muted, mutedByUs: origin.mutedByUs, held: false)
         if takesStartMutesForTheUsers { origin.mutedByUs = false }
@@ -308,7 +310,7 @@ public struct RehearsedDaemon: Sendable {
         let muted = ownership.repairMute(of: stream, saved: saved?.muted)
         if ownership.repairSent(key: key, muted: muted, over: saved?.muted) { journalSavedMute(of: key) }
         server.writeEntry(key, volume: stream.own, muted: muted, for: index, at: now)
-        if ownership.entryRepaired(key: key) { journalSavedMute(of: key) }
+        if ownership.entryRepaired(key: key, muted: muted, now: UInt64(now) * 1000) { journalSavedMute(of: key) }
     }
 
     // MARK: - What the policy does

@@ -38,6 +38,9 @@ public struct SavingServer: Sendable {
         /// The server has reported the daemon's last write to it (``SavingServer/writesReported()``): no
         /// start overtakes it any more.
         public var lastWriteReported = true
+        /// It started from the entry a repair of its key replaced (``SavingServer/start(key:appLevel:appMuted:beforeWritesApplied:at:)``):
+        /// the server announced it before it answered that repair.
+        public var overtookRepair = false
 
         /// A write at `now`, before it saves anything. The daemon's: the first of a batch notes the entry
         /// before it (`before`); one that `continues` the batch of the same millisecond keeps that, as a
@@ -69,6 +72,12 @@ public struct SavingServer: Sendable {
     /// other came after it.
     private var saves = 0
     private var entrySave: [String: Int] = [:]
+    /// The daemon's last write of each key's entry (a repair): the entry before it, when it was sent, and
+    /// the save it made. A start that overtakes it gets that entry, as one that overtakes a write to a
+    /// stream does (the 40 s churn on PipeWire: a music stream that started as the repair of a faded-out
+    /// stream's entry was answered came up at the fade-out's silence and mute, and its mute was taken for
+    /// its user's).
+    private var lastRepairs: [String: (before: Entry?, at: Milliseconds, save: Int)] = [:]
 
     public init(saving: ServerSaving) {
         self.saving = saving
@@ -77,20 +86,26 @@ public struct SavingServer: Sendable {
     // MARK: - Streams
 
     /// A stream of `key` starts; its app asks for `appLevel` (nil: none) and `appMuted`. Returns its index.
-    /// `beforeWritesApplied`: it overtakes the daemon's last batch to another stream of the key, sent
-    /// within ``writeInFlight`` and the key's latest save: it starts from the entry that batch replaced
-    /// (a stream that started 0.14 s after recovery's unmute of another still got the mute: the soak).
+    /// `beforeWritesApplied`: it overtakes the daemon's last batch to another stream of the key, or its
+    /// last repair of the key's entry, sent within ``writeInFlight`` and the key's latest save: it starts
+    /// from the entry that batch or repair replaced (a stream that started 0.14 s after recovery's unmute
+    /// of another still got the mute: the soak).
     public mutating func start(key: String, appLevel: ChannelVolumes?, appMuted: Bool,
                                beforeWritesApplied: Bool = false, at now: Milliseconds) -> UInt32 {
         settle(at: now)
         let index = nextIndex
         nextIndex += 1
         var entry = entries[key]
+        var overtookRepair = false
         if beforeWritesApplied, let overtaken = streams.values.first(where: { stream in
             stream.key == key && !stream.lastWriteReported && stream.lastWriteSave != nil
                 && stream.lastWriteSave == entrySave[key] && now - stream.lastWriteAt <= Self.writeInFlight
         }) {
             entry = overtaken.entryBeforeLastWrite
+        } else if beforeWritesApplied, let repair = lastRepairs[key], repair.save == entrySave[key],
+                  now - repair.at <= Self.writeInFlight {
+            entry = repair.before
+            overtookRepair = true
         }
         var stream: Stream
         // PulseAudio restores a saved volume only to a stream whose app set none; WirePlumber always.
@@ -108,6 +123,7 @@ public struct SavingServer: Sendable {
                 stream.muteSaved = true
             }
         }
+        stream.overtookRepair = overtookRepair
         streams[index] = stream
         return index
     }
@@ -224,6 +240,7 @@ public struct SavingServer: Sendable {
         entries[key] = Entry(volume: volume, muted: muted, trueVolume: trueVolume, trueMuted: trueMuted, changedAt: now)
         saves += 1
         entrySave[key] = saves
+        lastRepairs[key] = (old, now, saves)
         if saving == .pulseAudio { stored[key] = entries[key] }
     }
 
@@ -233,6 +250,7 @@ public struct SavingServer: Sendable {
         streams = [:]
         ended = [:]
         entries = stored
+        lastRepairs = [:]
         cookie &+= 1
         nextIndex = 0
     }
