@@ -679,10 +679,11 @@ public struct LevelOwnership: Sendable {
         unansweredUnmutes[key] = nil
         defer { notePending(key) }
         let wasOurs = writes.theyMuted(key: key)
-        // A second repair of the key in one batch (recovery's of several gone streams) writes over the first:
-        // a start that overtakes both has the mute from before the batch.
+        // A later repair of the key (recovery's of several gone streams, one batch) writes over the first: a
+        // start that overtakes them has the mute from before the first, and the last one's is the entry's.
         if let now {
-            repairsOverOurMute[key] = wasOurs || unmuteInFlight || repairsOverOurMute[key] != nil ? (now, muted) : nil
+            let earlier = repairsOverOurMute[key].flatMap { now &- $0.at < Self.lateWriteWindow ? $0.at : nil }
+            repairsOverOurMute[key] = wasOurs || unmuteInFlight || earlier != nil ? (earlier ?? now, muted) : nil
         }
         return wasOurs
     }

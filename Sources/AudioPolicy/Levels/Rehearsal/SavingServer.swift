@@ -219,6 +219,9 @@ public struct SavingServer: Sendable {
         settle(at: now)
         let truth = index.flatMap { streams[$0] ?? ended[$0] }
         let old = entries[key]
+        // A repair sent with the one before it (one batch: a recovery's of several gone streams of a key)
+        // is overtaken with it: a start before the batch gets the entry from before the batch.
+        let batch = lastRepairs[key].flatMap { $0.at == now && $0.save == entrySave[key] ? $0 : nil }
         // A value the write takes from the stream is the stream's truth; one it keeps of the entry keeps the
         // entry's; any other is taken as meant (the daemon's repair of a stream it no longer knows).
         let trueVolume: ChannelVolumes
@@ -240,7 +243,7 @@ public struct SavingServer: Sendable {
         entries[key] = Entry(volume: volume, muted: muted, trueVolume: trueVolume, trueMuted: trueMuted, changedAt: now)
         saves += 1
         entrySave[key] = saves
-        lastRepairs[key] = (old, now, saves)
+        lastRepairs[key] = (batch.map(\.before) ?? old, now, saves)
         if saving == .pulseAudio { stored[key] = entries[key] }
     }
 
