@@ -236,6 +236,7 @@ extension PulseConnection {
                 (stream.levelChange, stream.theirVolume, stream.theirMute) = writes.classify(
                     previous: (previous.volume, previous.muted), current: (stream.volume, stream.muted),
                     now: MainLoop.monotonicMicroseconds(), fetched: record.fetched)
+                stream.theirVolumeOvertaken = stream.theirVolume && writes.volumeInFlight(fetched: record.fetched)
                 tracker.ownWrites[index] = writes.isEmpty ? nil : writes
             }
             record.delivered = stream

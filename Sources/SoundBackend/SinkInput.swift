@@ -56,6 +56,10 @@ public struct SinkInput: Equatable, Sendable {
     /// muted again read as the user muting it, and the mute was never undone).
     public var theirVolume = false
     public var theirMute = false
+    /// On `.theirs` deliveries with ``theirVolume``: a volume write of ours was still on its way when this
+    /// snapshot was fetched, and may land over that change; the daemon writes the new level once more,
+    /// after it (``OwnWrites/volumeInFlight(fetched:)``).
+    public var theirVolumeOvertaken = false
 
     /// Whether this change is only the server echoing our own write.
     public var isEcho: Bool { levelChange == .ours }

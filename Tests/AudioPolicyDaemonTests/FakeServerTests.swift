@@ -210,6 +210,26 @@ struct FakeServerTests {
         #expect(daemon.run(until: { daemon.journal.isEmpty }), "the journal kept \(daemon.journal)")
     }
 
+    @Test("the user sets the music's level while a step of the daemon's ramp is still on its way (pipewire-pulse), and the step lands over it: the daemon writes the user's level again, and it stays (control: the test above, with nothing on its way, writes nothing over it)")
+    func usersLevelOvertakenByOurStep() throws {
+        let music = server.addStream(role: "music", application: "Music", volume: Self.own)
+        let daemon = try startDaemon()
+        let prompt = try duckedByPrompt(daemon, music: music)
+        daemon.run(for: 0.5)
+        let step = try #require(volumeWrites(to: music).last).values
+
+        let users: [UInt32] = [39321, 42598]
+        let mark = server.writes.count
+        server.userSetsVolume(music, users, overtakenBy: step)
+        daemon.run(for: 0.3)
+        #expect(volume(music)?.values == users, "the user's \(users) left at our step: \(String(describing: volume(music)))")
+        #expect(volumeWrites(to: music, from: mark).map(\.values) == [users], "\(volumeWrites(to: music, from: mark))")
+        server.removeStream(prompt)
+        daemon.run(for: 2.5)
+        #expect(volume(music)?.values == users, "the user's \(users) became \(String(describing: volume(music)))")
+        #expect(daemon.run(until: { daemon.journal.isEmpty }), "the journal kept \(daemon.journal)")
+    }
+
     // MARK: - Recovery
 
     @Test("music its user muted before the daemon knew it stays muted through a call (control: unmuted music is muted for the call and unmuted after)",

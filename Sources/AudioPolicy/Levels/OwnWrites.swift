@@ -85,6 +85,15 @@ public struct OwnWrites: Sendable {
         return (theirVolume || theirMute ? .theirs : .ours, theirVolume, theirMute)
     }
 
+    /// Whether a volume write of ours is left that the server had not answered when the snapshot numbered
+    /// `fetched` was fetched: it may land after what that snapshot shows. pipewire-pulse shows a write in
+    /// its snapshots only once it has answered it, so a user's change seen there can still be overwritten by
+    /// a ramp step the daemon sent before it saw the change (the 120 s churn on PipeWire: a music stream's
+    /// fade-in step landed over its user's level, and the stream stayed at the step).
+    public func volumeInFlight(fetched: UInt64) -> Bool {
+        volumes.contains { $0.order != 0 && !Self.isAnswered($0, before: fetched) }
+    }
+
     /// Settles the writes a snapshot fetched at `fetched` answers for, without a change to classify: a
     /// snapshot the same as the last one still shows every write answered before it.
     public mutating func settle(fetched: UInt64) {

@@ -169,11 +169,13 @@ final class Actuation {
             live.wanted = 1
             streams[index] = live
             journalSync(index)
+            rewriteOvertaken(index, requests: &requests)
         case let .adoptLevel(id):
             // Untouched by the policy: what the next duck scales and its end gives back.
             guard let index = index(of: id) else { return }
             update(index) { $0.ownVolume = $0.input.volume }
             journalSync(index)
+            rewriteOvertaken(index, requests: &requests)
         case let .putBack(id, level, unmute):
             guard let index = index(of: id) else { return }
             if unmute {
@@ -268,6 +270,19 @@ final class Actuation {
         let volume = live.volume(at: factor)
         server?.setVolume(index: index, volumes: volume)
         noteWrite(index, volume: volume)
+    }
+
+    /// Someone else's level, now the stream's own, that a volume write of ours still on its way may land
+    /// over (``SinkInput/theirVolumeOvertaken``): written once more, after that write, so that it stays.
+    private func rewriteOvertaken(_ index: UInt32, requests: inout [() -> Void]) {
+        guard streams[index]?.input.theirVolumeOvertaken == true else { return }
+        requests.append { [unowned self] in
+            guard let live = streams[index], live.input.hasVolume, live.input.volumeWritable, !live.input.volumePending
+            else { return }
+            log.debug("stream \(index): its user's level written again over our write still on its way")
+            server?.setVolume(index: index, volumes: live.ownVolume)
+            noteWrite(index, volume: live.ownVolume)
+        }
     }
 
     // MARK: - Meters

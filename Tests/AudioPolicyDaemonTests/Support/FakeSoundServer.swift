@@ -42,6 +42,8 @@ final class FakeSoundServer {
     var savesMuteWithEveryChange = true
     /// Streams whose mute a client set or the server restored: PulseAudio saves it with each change.
     private var muteSaved: Set<UInt32> = []
+    /// Streams whose next change by someone else a write of the daemon's still on its way will overtake.
+    private var overtaken: Set<UInt32> = []
     /// Called as each write is sent, before the server applies it.
     var onWrite: (Write) -> Void = { _ in }
     private(set) var isUp = true
@@ -105,6 +107,17 @@ final class FakeSoundServer {
     /// Someone else (the user, a mixer) sets a stream's volume.
     func userSetsVolume(_ index: UInt32, _ volume: [UInt32]) {
         apply(index, by: nil) { $0.volume = ChannelVolumes(values: volume, channelMap: Self.stereo) }
+    }
+
+    /// Someone else sets a stream's volume while a volume write of the daemon's to it is still on its way
+    /// (pipewire-pulse shows a write only once it has answered it): the change is told with
+    /// ``SinkInput/theirVolumeOvertaken``, and then that write, `stale`, lands over it, told as its echo.
+    func userSetsVolume(_ index: UInt32, _ volume: [UInt32], overtakenBy stale: [UInt32]) {
+        overtaken.insert(index)
+        userSetsVolume(index, volume)
+        overtaken.remove(index)
+        guard let daemon = connections.first else { return }
+        apply(index, by: daemon) { $0.volume = ChannelVolumes(values: stale, channelMap: Self.stereo) }
     }
 
     /// Someone else (the user, a mixer) mutes or unmutes a stream.
@@ -216,7 +229,8 @@ final class FakeSoundServer {
             let muted = savesMute ? input.muted : saved[key]?.muted ?? false
             saved[key] = StreamRestoreEntry(name: key, volume: input.volume, muted: muted, device: saved[key]?.device)
         }
-        for connection in connections { connection.changed(input, by: writer) }
+        let overtaken = writer == nil && overtaken.contains(index)
+        for connection in connections { connection.changed(input, by: writer, overtaken: overtaken) }
     }
 }
 
@@ -316,7 +330,7 @@ final class FakeServerConnection: StreamServer, SavedLevels {
         }
     }
 
-    fileprivate func changed(_ input: SinkInput, by writer: FakeServerConnection?) {
+    fileprivate func changed(_ input: SinkInput, by writer: FakeServerConnection?, overtaken: Bool = false) {
         guard snapshotTold else { return }
         post { [self] in
             guard let before = told[input.index] else { return }
@@ -331,6 +345,7 @@ final class FakeServerConnection: StreamServer, SavedLevels {
                 delivered.levelChange = .theirs
                 delivered.theirVolume = volumeChanged
                 delivered.theirMute = muteChanged
+                delivered.theirVolumeOvertaken = volumeChanged && overtaken
             }
             told[input.index] = input
             guard !before.sameState(as: input) || delivered.levelChange != .none else { return }

@@ -60,4 +60,18 @@ struct OwnWritesTests {
             #expect(writes.isEmpty == fetchedAfter, "fetched after the answers: \(fetchedAfter)")
         }
     }
+
+    @Test("a user's level seen while a ramp step of ours is not yet answered: that step may still land over it; answered before the fetch, it cannot")
+    func usersLevelWithAStepInFlight() {
+        for answeredBefore in [true, false] {
+            var writes = OwnWrites()
+            writes.recordVolume(ChannelVolumes(values: [4000, 4000]), at: 1_000, order: 1)
+            if answeredBefore { writes.answered(1, at: 2) }
+            let (change, theirVolume, _) = writes.classify(
+                previous: stream([0, 0], muted: false), current: stream([40000, 45000], muted: false),
+                now: 2_000, fetched: 3)
+            #expect(change == .theirs && theirVolume)
+            #expect(writes.volumeInFlight(fetched: 3) == !answeredBefore, "answered before the fetch: \(answeredBefore)")
+        }
+    }
 }
