@@ -188,45 +188,33 @@ struct FakeServerTests {
         #expect(server.writes.isEmpty, "\(server.writes)")
     }
 
-    @Test("the user sets the music's volume while it is ducked: the daemon stops writing it, and the user's level stays")
-    func userChangesVolumeDuringDuck() throws {
+    @Test("the user sets the music's volume while it is ducked: the daemon stops writing it, and the user's level stays; with a step of the daemon's ramp still on its way (pipewire-pulse), which lands over the change, the daemon writes the user's level once more (control: with nothing on its way, nothing is written over it)",
+          arguments: [false, true])
+    func userChangesVolumeDuringDuck(stepOnItsWay: Bool) throws {
         let music = server.addStream(role: "music", application: "Music", volume: Self.own)
         let daemon = try startDaemon()
         let prompt = try duckedByPrompt(daemon, music: music)
         // Let the duck ramp finish.
         daemon.run(for: 0.5)
-        #expect(!volumeWrites(to: music).isEmpty)
+        let step = try #require(volumeWrites(to: music).last).values
 
         let users: [UInt32] = [39321, 42598]
         let mark = server.writes.count
-        server.userSetsVolume(music, users)
+        if stepOnItsWay {
+            server.userSetsVolume(music, users, overtakenBy: step)
+        } else {
+            server.userSetsVolume(music, users)
+        }
         daemon.run(for: 0.3)
+        #expect(volume(music)?.values == users, "the user's \(users) left at \(String(describing: volume(music)))")
+        #expect(volumeWrites(to: music, from: mark).map(\.values) == (stepOnItsWay ? [users] : []),
+                "\(volumeWrites(to: music, from: mark))")
         server.removeStream(prompt)
         // Past the hold and the restore ramp.
         daemon.run(for: 2.5)
         #expect(volume(music)?.values == users, "the user's \(users) became \(String(describing: volume(music)))")
         #expect(volumeWrites(to: music, from: mark).allSatisfy { $0.values == users },
                 "written over the user's level: \(volumeWrites(to: music, from: mark))")
-        #expect(daemon.run(until: { daemon.journal.isEmpty }), "the journal kept \(daemon.journal)")
-    }
-
-    @Test("the user sets the music's level while a step of the daemon's ramp is still on its way (pipewire-pulse), and the step lands over it: the daemon writes the user's level again, and it stays (control: the test above, with nothing on its way, writes nothing over it)")
-    func usersLevelOvertakenByOurStep() throws {
-        let music = server.addStream(role: "music", application: "Music", volume: Self.own)
-        let daemon = try startDaemon()
-        let prompt = try duckedByPrompt(daemon, music: music)
-        daemon.run(for: 0.5)
-        let step = try #require(volumeWrites(to: music).last).values
-
-        let users: [UInt32] = [39321, 42598]
-        let mark = server.writes.count
-        server.userSetsVolume(music, users, overtakenBy: step)
-        daemon.run(for: 0.3)
-        #expect(volume(music)?.values == users, "the user's \(users) left at our step: \(String(describing: volume(music)))")
-        #expect(volumeWrites(to: music, from: mark).map(\.values) == [users], "\(volumeWrites(to: music, from: mark))")
-        server.removeStream(prompt)
-        daemon.run(for: 2.5)
-        #expect(volume(music)?.values == users, "the user's \(users) became \(String(describing: volume(music)))")
         #expect(daemon.run(until: { daemon.journal.isEmpty }), "the journal kept \(daemon.journal)")
     }
 
