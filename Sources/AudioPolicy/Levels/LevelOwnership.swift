@@ -198,8 +198,7 @@ public struct LevelOwnership: Sendable {
         }
         // A repair over our mute that WirePlumber may not have applied yet: before it, ours; after it, the
         // mute it wrote.
-        if let now, let repair = repairsOverOurMute[key], now &- repair.at < Self.lateWriteWindow,
-           saving?.appliesEntriesBeforeAnswering == false {
+        if let now, let repair = recentRepair(of: key, now: now), saving?.appliesEntriesBeforeAnswering == false {
             return (true, repair.muted)
         }
         let ours = writes.savedMuteIsOurs(key: key, index: index)
@@ -280,8 +279,9 @@ public struct LevelOwnership: Sendable {
     private mutating func noteSaved(usersMute: Bool, key: String?, byRepair: Bool = false) -> Bool {
         guard let key else { return false }
         // A save after a repair (other than the next repair of its batch): the entry that repair replaced is
-        // no longer what a new stream gets.
-        if !byRepair { repairsOverOurMute[key] = nil }
+        // no longer what a new stream gets. Called for every ramp step: with no such repair (the usual case)
+        // there is nothing more to hash.
+        if !byRepair, !repairsOverOurMute.isEmpty { repairsOverOurMute[key] = nil }
         return usersMutes.updateValue(usersMute, forKey: key) != usersMute
     }
 
@@ -462,7 +462,6 @@ public struct LevelOwnership: Sendable {
         if let key {
             handOvers[key] = nil
             unansweredUnmutes[key] = nil
-            repairsOverOurMute[key] = nil
             if muted { mutedByThem.insert(key) } else { mutedByThem.remove(key) }
         }
         streams[index, default: StreamLevels()].muteSaved = true
@@ -609,12 +608,16 @@ public struct LevelOwnership: Sendable {
     /// our mute was saved with) has ours, one at any other level the repair's.
     private func overtakenRepair(of key: String, volume: ChannelVolumes, index: UInt32, announcedAt: UInt64?,
                                  now: UInt64) -> Bool? {
-        guard let repair = repairsOverOurMute[key], now &- repair.at < Self.lateWriteWindow, let saving else {
-            return nil
-        }
+        guard let repair = recentRepair(of: key, now: now), let saving else { return nil }
         if saving.appliesEntriesBeforeAnswering { return announcedAt.map { $0 < repair.at } == true ? true : nil }
         let ourLevel = writes.origin(of: volume, muted: false, key: key, index: index) != nil
         return !repair.muted || ourLevel ? true : nil
+    }
+
+    /// The repair of `key`'s entry over our mute taken less than ``lateWriteWindow`` before `now`, if any
+    /// (``repairsOverOurMute``).
+    private func recentRepair(of key: String, now: UInt64) -> (at: UInt64, muted: Bool)? {
+        repairsOverOurMute[key].flatMap { now &- $0.at < Self.lateWriteWindow ? $0 : nil }
     }
 
     /// The write of ours in flight that handed `key`'s saved mute over at `now`, if any (``handOvers``).
@@ -682,7 +685,7 @@ public struct LevelOwnership: Sendable {
         // A later repair of the key (recovery's of several gone streams, one batch) writes over the first: a
         // start that overtakes them has the mute from before the first, and the last one's is the entry's.
         if let now {
-            let earlier = repairsOverOurMute[key].flatMap { now &- $0.at < Self.lateWriteWindow ? $0.at : nil }
+            let earlier = recentRepair(of: key, now: now)?.at
             repairsOverOurMute[key] = wasOurs || unmuteInFlight || earlier != nil ? (earlier ?? now, muted) : nil
         }
         return wasOurs
