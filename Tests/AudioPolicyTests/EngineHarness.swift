@@ -97,7 +97,8 @@ extension Command {
     var stream: StreamID? {
         switch self {
         case let .ramp(id, _, _, _), let .mute(id, _, _), let .unmute(id, _, _), let .pause(id, _),
-             let .resume(id, _), let .yieldVolume(id), let .adoptLevel(id), let .repairSaved(id), let .measure(id, _), let .hold(id),
+             let .resume(id, _), let .yieldVolume(id), let .adoptLevel(id), let .rewriteLevel(id), let .repairSaved(id), let .measure(id, _),
+             let .hold(id),
              let .interruptionBegan(id), let .putBack(id, _, _):
             return id
         case .nowPlaying: return nil

@@ -197,7 +197,7 @@ struct FixtureLoaderTests {
             start = "a"
             propertes = {}
             """, errors: [
-                "4:1: unknown key `propertes` in [[event]] (did you mean `properties`?); allowed keys: at, start, end, volume, mute, playing, paused, interrupt, interrupt-after-call, release, change, player-gone, audible, silent, measuring, capture, capture-end, player-changed, pause-ignored, claim, stop, output, output-gone, move, focus, window-closed, last-window-closed, focus-unknown, server-gone, reload, saved-star… (173 more characters)",
+                "4:1: unknown key `propertes` in [[event]] (did you mean `properties`?); allowed keys: at, start, end, volume, mute, playing, paused, interrupt, interrupt-after-call, release, change, player-gone, audible, silent, measuring, capture, capture-end, player-changed, pause-ignored, claim, stop, output, output-gone, move, focus, window-closed, last-window-closed, focus-unknown, server-gone, reload, saved-star… (194 more characters)",
             ]),
         Bad(name: "keys of another verb", text: """
             [[event]]
@@ -331,7 +331,7 @@ struct FixtureLoaderTests {
             now-playing = "a"
             sent = "ramp"
             """, errors: [
-                "4:8: unknown command \"put-bak\" (did you mean \"put-back\"?); commands: ramp, mute, hold, unmute, pause, resume, yield-volume, adopt-level, put-back, put-back-level, put-back-unmute, repair-saved, measure, stop-measuring",
+                "4:8: unknown command \"put-bak\" (did you mean \"put-back\"?); commands: ramp, mute, hold, unmute, pause, resume, yield-volume, adopt-level, rewrite-level, put-back, put-back-level, put-back-unmute, repair-saved, measure, stop-measuring",
                 "10:1: `state` does not go with `sent` or `not-sent`; write two [[expect]] tables",
                 "15:12: `not-sent` must be a command's name or an array of them, like [\"put-back-level\", \"adopt-level\"], got array",
                 "20:1: `sent` does not go with `now-playing`",

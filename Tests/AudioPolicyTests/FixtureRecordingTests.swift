@@ -15,6 +15,7 @@ private let everyEvent: [Event] = [
     .streamChanged("1", ["media.role": "video"]),
     .streamEnded("1"),
     .userVolume("1", 0.25),
+    .userVolume("2", 0.5, overtakesOurWrite: true),
     .userMute("1", true),
     .playback("1", playing: false),
     .playback("1", playing: true),

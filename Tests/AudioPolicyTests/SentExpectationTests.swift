@@ -73,6 +73,7 @@ struct SentExpectationTests {
         let commands: [Command] = [
             .ramp(id, from: 1, to: 0.1, duration: 300), .mute(id, from: 1, fade: 300), .hold(id),
             .unmute(id, to: 1, fade: 300), .pause(id, PlayerID("p")), .resume(id, PlayerID("p")), .yieldVolume(id), .adoptLevel(id),
+            .rewriteLevel(id),
             .putBack(id, level: true, unmute: true), .repairSaved(id), .measure(id, true), .measure(id, false),
         ]
         let named = commands.compactMap(SentCommand.names(of:))

@@ -27,6 +27,10 @@ public enum Command: Hashable, Sendable {
     /// back. With ``yieldVolume(_:)``, the engine answers every such change, so the shell never decides
     /// whose a level is.
     case adoptLevel(StreamID)
+    /// After ``yieldVolume(_:)`` or ``adoptLevel(_:)``: write the stream's own level once more. A volume
+    /// write of ours was on its way when its user's change was seen (``Event/userVolume(_:_:overtakesOurWrite:)``)
+    /// and lands after it; written again, the user's level is the last.
+    case rewriteLevel(StreamID)
     /// A stream the server started at one of our saved levels or mutes (``Event/startedAtOurSave(_:levelAway:mutedByUs:)``)
     /// is put right where the policy leaves it alone: written at its own level (`level`), unmuted
     /// (`unmute`). What the policy does to it, it does from the stream's own level with its own writes.

@@ -115,8 +115,8 @@ public struct Engine: Sendable {
             restateLevel(id, arrivedMuted: muted, now: now, into: &out)
         case let .streamEnded(id):
             end(id, now: now, into: &out)
-        case let .userVolume(id, _):
-            userChangedVolume(id, now: now, into: &out)
+        case let .userVolume(id, _, overtakes):
+            userChangedVolume(id, overtakesOurWrite: overtakes, now: now, into: &out)
         case let .userMute(id, muted):
             userChangedMute(id, muted: muted, now: now, into: &out)
         case let .playback(id, playing):
@@ -145,7 +145,7 @@ public struct Engine: Sendable {
                 switch $0 {
                 // A level its user set is its own even while stopping: the stop's fade-in must not undo it.
                 // So is a start at one of our saved levels: put back, not changed.
-                case .repairSaved, .decision, .yieldVolume, .adoptLevel, .putBack: true
+                case .repairSaved, .decision, .yieldVolume, .adoptLevel, .rewriteLevel, .putBack: true
                 default: false
                 }
             }
@@ -358,7 +358,10 @@ public struct Engine: Sendable {
         }
     }
 
-    private mutating func userChangedVolume(_ id: StreamID, now: Milliseconds, into out: inout [Command]) {
+    /// Its user's level is the stream's own, adopted or yielded to; written once more when a write of ours
+    /// on its way would land over it (``Command/rewriteLevel(_:)``).
+    private mutating func userChangedVolume(_ id: StreamID, overtakesOurWrite: Bool, now: Milliseconds,
+                                            into out: inout [Command]) {
         guard var stream = streams[id], stream.isLive, !stream.isHook else { return }
         let dealt = outputLossTouched(&stream, volume: true, muted: nil, now: now, into: &out)
         streams[id] = stream
@@ -368,6 +371,7 @@ public struct Engine: Sendable {
             // Untouched by the policy: the level its user set is its own from now on, which the next duck
             // scales and its end gives back; nothing to cancel, nothing to tell.
             out.append(.adoptLevel(id))
+            if overtakesOurWrite { rewriteLevel(stream, into: &out) }
             return
         }
         stream.userOwnsVolume = true
@@ -378,6 +382,14 @@ public struct Engine: Sendable {
         streams[id] = stream
         out.append(.yieldVolume(id))
         out.append(.decision(decision(stream, reason: "the user changed its volume", action: "duck cancelled")))
+        if overtakesOurWrite { rewriteLevel(stream, into: &out) }
+    }
+
+    /// ``Command/rewriteLevel(_:)``, with the decision that explains it.
+    private func rewriteLevel(_ stream: TrackedStream, into out: inout [Command]) {
+        out.append(.rewriteLevel(stream.id))
+        out.append(.decision(decision(stream, reason: "a volume write of ours lands after its user's change",
+                                      action: "its user's level written again")))
     }
 
     private mutating func userChangedMute(_ id: StreamID, muted: Bool, now: Milliseconds,

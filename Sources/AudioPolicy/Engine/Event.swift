@@ -34,8 +34,11 @@ public enum Event: Hashable, Sendable {
     case streamChanged(StreamID, Properties)
     /// A stream went away.
     case streamEnded(StreamID)
-    /// The user set the stream's own volume (linear). The user wins over any duck.
-    case userVolume(StreamID, Double)
+    /// The user set the stream's own volume (linear). The user wins over any duck. `overtakesOurWrite`: a
+    /// volume write of ours was still on its way when the server showed the change, and lands after it
+    /// (pipewire-pulse shows a write only once it has answered it; found by a 120 s churn on PipeWire:
+    /// a fade-in step left a music stream at the step over its user's level).
+    case userVolume(StreamID, Double, overtakesOurWrite: Bool = false)
     /// The user muted or unmuted the stream. Unmuting a stream the policy muted gives it back to the user.
     case userMute(StreamID, Bool)
     /// The stream's player reported Playing (`true`) or Paused (`false`), by the user's hand or its own.

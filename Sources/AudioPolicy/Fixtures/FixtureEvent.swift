@@ -32,11 +32,13 @@ public struct FixtureEvent: Hashable, Sendable {
     public var levelAway: Bool?
     /// `saved-start` only: its mute is our saved one, not its user's (`muted-by-us = true`).
     public var mutedByUs: Bool?
+    /// `volume` only: a volume write of ours still on its way lands after the change (`overtakes-our-write = true`).
+    public var overtakesOurWrite: Bool?
 
     public init(verb: String, id: String, properties: Properties? = nil, player: String? = nil,
                 level: Double? = nil, muted: Bool? = nil, className: String? = nil, corked: Bool? = nil,
                 held: Bool? = nil, to: String? = nil, port: Properties? = nil, monitor: Bool? = nil,
-                levelAway: Bool? = nil, mutedByUs: Bool? = nil) {
+                levelAway: Bool? = nil, mutedByUs: Bool? = nil, overtakesOurWrite: Bool? = nil) {
         self.verb = verb
         self.id = id
         self.properties = properties
@@ -51,6 +53,7 @@ public struct FixtureEvent: Hashable, Sendable {
         self.monitor = monitor
         self.levelAway = levelAway
         self.mutedByUs = mutedByUs
+        self.overtakesOurWrite = overtakesOurWrite
     }
 
     /// The event in fixture words; nil for ``Event/tick``, which fixtures never spell (the runner ticks
@@ -67,7 +70,8 @@ public struct FixtureEvent: Hashable, Sendable {
         case let .levelTold(id, muted): self.init(verb: "level-told", id: id.rawValue, muted: muted ? true : nil)
         case let .streamEnded(id): self.init(verb: "end", id: id.rawValue)
         case let .streamChanged(id, properties): self.init(verb: "change", id: id.rawValue, properties: properties)
-        case let .userVolume(id, level): self.init(verb: "volume", id: id.rawValue, level: level)
+        case let .userVolume(id, level, overtakes):
+            self.init(verb: "volume", id: id.rawValue, level: level, overtakesOurWrite: overtakes ? true : nil)
         case let .userMute(id, muted): self.init(verb: "mute", id: id.rawValue, muted: muted)
         case let .playback(id, playing): self.init(verb: playing ? "playing" : "paused", id: id.rawValue)
         case let .interruptionBegan(token, className, properties):
@@ -119,6 +123,7 @@ public struct FixtureEvent: Hashable, Sendable {
         if let port { lines.append("port = \(Self.table(port))") }
         if let levelAway { lines.append("level-away = \(levelAway)") }
         if let mutedByUs { lines.append("muted-by-us = \(mutedByUs)") }
+        if let overtakesOurWrite { lines.append("overtakes-our-write = \(overtakesOurWrite)") }
         return lines
     }
 
@@ -161,6 +166,7 @@ extension FixtureEvent: Codable {
         try container.encodeIfPresent(monitor, forKey: Key("monitor"))
         try container.encodeIfPresent(levelAway, forKey: Key("level-away"))
         try container.encodeIfPresent(mutedByUs, forKey: Key("muted-by-us"))
+        try container.encodeIfPresent(overtakesOurWrite, forKey: Key("overtakes-our-write"))
     }
 
     public init(from decoder: Decoder) throws {
@@ -182,6 +188,7 @@ extension FixtureEvent: Codable {
                   port: try container.decodeIfPresent(Properties.self, forKey: Key("port")),
                   monitor: try container.decodeIfPresent(Bool.self, forKey: Key("monitor")),
                   levelAway: try container.decodeIfPresent(Bool.self, forKey: Key("level-away")),
-                  mutedByUs: try container.decodeIfPresent(Bool.self, forKey: Key("muted-by-us")))
+                  mutedByUs: try container.decodeIfPresent(Bool.self, forKey: Key("muted-by-us")),
+                  overtakesOurWrite: try container.decodeIfPresent(Bool.self, forKey: Key("overtakes-our-write")))
     }
 }

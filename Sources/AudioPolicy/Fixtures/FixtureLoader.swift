@@ -21,7 +21,7 @@ import TOMLKit
 /// ```
 ///
 /// An `[[event]]` has `at` and exactly one of: `start = ID` (+ `properties`, `player`), `end = ID`,
-/// `volume = ID` + `level` (linear 0…1.5), `mute = ID` + `muted`, `playing = ID`, `paused = ID`,
+/// `volume = ID` + `level` (linear 0…1.5; + `overtakes-our-write`: a volume write of ours lands after it), `mute = ID` + `muted`, `playing = ID`, `paused = ID`,
 /// `interrupt = TOKEN` + `class` (+ `properties`), `interrupt-after-call = TOKEN` + `class` (+ `properties`:
 /// it begins once no call is on), `release = TOKEN`, `change = ID` + `properties`,
 /// `player-gone = "org.mpris.MediaPlayer2.NAME"` (the player's app quit), `audible = ID` / `silent = ID`
@@ -91,7 +91,7 @@ public enum FixtureLoader {
     /// The keys each verb takes besides `at`; the first list is required.
     static let eventOptions: [String: (required: [String], optional: [String])] = [
         "start": ([], ["properties", "player", "corked", "muted", "held", "to"]),
-        "volume": (["level"], []),
+        "volume": (["level"], ["overtakes-our-write"]),
         "mute": (["muted"], []),
         "interrupt": (["class"], ["properties"]),
         "interrupt-after-call": (["class"], ["properties"]),
@@ -105,7 +105,7 @@ public enum FixtureLoader {
         "level-told": ([], ["muted"]),
     ]
     static let optionKeys = ["properties", "player", "level", "muted", "class", "corked", "held", "to", "port", "monitor",
-                             "level-away", "muted-by-us"]
+                             "level-away", "muted-by-us", "overtakes-our-write"]
     static let expectKeys = ["at", "stream", "state", "volume", "muted", "sent", "not-sent", "now-playing"]
 
     private static func readAt(_ table: TOMLTable, at path: TOMLKeyPath, location: SourceLocation,
@@ -171,8 +171,9 @@ extension FixtureLoader {
             if let written = level, !(0...1.5).contains(written) {
                 level = reader.invalid(path.appending("level"), "`level` must be between 0 and 1.5, got \(written)")
             }
-            guard let id, let level else { return nil }
-            return .event(.userVolume(id, level))
+            let overtakes = reader.bool(table, "overtakes-our-write", at: path)
+            guard let id, let level, table["overtakes-our-write"] == nil || overtakes != nil else { return nil }
+            return .event(.userVolume(id, level, overtakesOurWrite: overtakes ?? false))
         case "mute":
             guard let muted = reader.bool(table, "muted", at: path), let id else { return nil }
             return .event(.userMute(id, muted))

@@ -7,7 +7,7 @@
 public enum SentCommand {
     /// Every name, in the order docs/fixtures.md lists them.
     public static let names = [
-        "ramp", "mute", "hold", "unmute", "pause", "resume", "yield-volume", "adopt-level",
+        "ramp", "mute", "hold", "unmute", "pause", "resume", "yield-volume", "adopt-level", "rewrite-level",
         "put-back", "put-back-level", "put-back-unmute", "repair-saved", "measure", "stop-measuring",
     ]
 
@@ -24,6 +24,7 @@ public enum SentCommand {
         case let .resume(id, _): (id, ["resume"])
         case let .yieldVolume(id): (id, ["yield-volume"])
         case let .adoptLevel(id): (id, ["adopt-level"])
+        case let .rewriteLevel(id): (id, ["rewrite-level"])
         case let .putBack(id, level, unmute):
             (id, ["put-back"] + (level ? ["put-back-level"] : []) + (unmute ? ["put-back-unmute"] : []))
         case let .repairSaved(id): (id, ["repair-saved"])

@@ -169,13 +169,14 @@ final class Actuation {
             live.wanted = 1
             streams[index] = live
             journalSync(index)
-            rewriteOvertaken(index, requests: &requests)
         case let .adoptLevel(id):
             // Untouched by the policy: what the next duck scales and its end gives back.
             guard let index = index(of: id) else { return }
             update(index) { $0.ownVolume = $0.input.volume }
             journalSync(index)
-            rewriteOvertaken(index, requests: &requests)
+        case let .rewriteLevel(id):
+            guard let index = index(of: id) else { return }
+            requests.append { [unowned self] in rewriteOwnLevel(index) }
         case let .putBack(id, level, unmute):
             guard let index = index(of: id) else { return }
             if unmute {
@@ -272,17 +273,14 @@ final class Actuation {
         noteWrite(index, volume: volume)
     }
 
-    /// Someone else's level, now the stream's own, that a volume write of ours still on its way may land
-    /// over (``SinkInput/theirVolumeOvertaken``): written once more, after that write, so that it stays.
-    private func rewriteOvertaken(_ index: UInt32, requests: inout [() -> Void]) {
-        guard streams[index]?.input.theirVolumeOvertaken == true else { return }
-        requests.append { [unowned self] in
-            guard let live = streams[index], live.input.hasVolume, live.input.volumeWritable, !live.input.volumePending
-            else { return }
-            log.debug("stream \(index): its user's level written again over our write still on its way")
-            server?.setVolume(index: index, volumes: live.ownVolume)
-            noteWrite(index, volume: live.ownVolume)
-        }
+    /// Writes a stream's own level once more (``Command/rewriteLevel(_:)``): a volume write of ours still on
+    /// its way lands over its user's level, and this one lands after it.
+    private func rewriteOwnLevel(_ index: UInt32) {
+        guard let live = streams[index], live.input.hasVolume, live.input.volumeWritable, !live.input.volumePending
+        else { return }
+        log.debug("stream \(index): its user's level written again over our write still on its way")
+        server?.setVolume(index: index, volumes: live.ownVolume)
+        noteWrite(index, volume: live.ownVolume)
     }
 
     // MARK: - Meters

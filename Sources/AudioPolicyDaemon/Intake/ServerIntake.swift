@@ -182,7 +182,7 @@ final class ServerIntake {
         // ``Command/yieldVolume(_:)``) before anything else in the snapshot can make the engine write the
         // stream from its old level.
         if input.levelChange == .theirs {
-            if input.theirVolume { feed(.userVolume(id, input.volume.averageLinear)) }
+            if input.theirVolume { feed(.userVolume(id, input.volume.averageLinear, overtakesOurWrite: input.theirVolumeOvertaken)) }
             if input.theirMute {
                 actuation.userMuted(input.index)
                 feed(.userMute(id, input.muted))

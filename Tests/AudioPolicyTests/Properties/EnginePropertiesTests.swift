@@ -176,7 +176,7 @@ struct ResumeProperty: EngineProperty {
         case let .event(.streamStarted(id, _, _, _, _, _, _))?, let .event(.streamEnded(id))?:
             hold[id] = nil
             userPaused.remove(id)
-        case let .event(.userVolume(id, _))?, let .event(.userMute(id, _))?:
+        case let .event(.userVolume(id, _, _))?, let .event(.userMute(id, _))?:
             if hold[id] == .outputLoss { hold[id] = .forGood }
         case let .event(.playback(id, playing))?:
             if playing {

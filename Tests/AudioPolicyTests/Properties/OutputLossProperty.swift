@@ -138,7 +138,7 @@ struct OutputLossModel {
                 losses[id] = nil
                 playing[id] = nil
                 stoppedAt[id] = nil
-            case let .userVolume(id, _): losses[id] = nil
+            case let .userVolume(id, _, _): losses[id] = nil
             case let .userMute(id, muted) where !muted: losses[id] = nil
             case let .playback(id, isPlaying):
                 let glitch = stoppedAt[id].map { step.time - $0 < Engine.glitch } ?? false

@@ -426,7 +426,7 @@ struct PropertyGenerator {
         case 0..<8: event = .streamEnded(someStream())
         case 8..<18: event = .playback(someStream(), playing: rng.chance(0.5))
         case 18..<23:
-            event = .userVolume(someStream(), Double(rng.int(0...150)) / 100)
+            event = .userVolume(someStream(), Double(rng.int(0...150)) / 100, overtakesOurWrite: rng.chance(0.25))
         case 23..<27: event = .userMute(someStream(), rng.chance(0.6))
         case 27..<33:
             let policy = PropertyPolicies.all[policyIndex].policy
