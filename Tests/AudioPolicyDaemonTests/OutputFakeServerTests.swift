@@ -57,7 +57,8 @@ struct OutputFakeServerTests {
         server.setSink(Self.builtin(headphones: .no, active: "analog-output-speaker"))
         let pulled = Date()
         #expect(daemon.run(until: { server.streams[music]?.muted == true }, timeout: 2), "not muted: \(server.writes)")
-        #expect(Date().timeIntervalSince(pulled) < 0.1, "muted \(Date().timeIntervalSince(pulled)) s after the jack was pulled")
+        // At once, not at the end of the 1 s switch window (half of it: this runs beside other tests in CI).
+        #expect(Date().timeIntervalSince(pulled) < 0.5, "muted \(Date().timeIntervalSince(pulled)) s after the jack was pulled")
         #expect(mutes(of: music, from: mark) == [true])
         // Past the switch window: still muted (no player to pause: held until the user acts).
         daemon.run(for: 1.5)
@@ -81,7 +82,8 @@ struct OutputFakeServerTests {
         server.setSink(Self.builtin(headphones: .yes, active: "analog-output-headphones"))
         let back = Date()
         #expect(daemon.run(until: { server.streams[music]?.muted == false }, timeout: 2), "still muted")
-        #expect(Date().timeIntervalSince(back) < 0.1)
+        // As it is back, not at the end of the 1 s switch window.
+        #expect(Date().timeIntervalSince(back) < 0.5, "unmuted \(Date().timeIntervalSince(back)) s after the jack was back")
         daemon.run(for: 0.2)
         #expect(server.streams[music]?.volume.values == Self.own)
     }
