@@ -265,6 +265,44 @@ struct FakeServerTests {
         #expect(server.streams[next]?.muted == !policyMuted, "the next music after the call: \(server.writes)")
     }
 
+    @Test("a music stream the server starts from the entry that the repair of its key over the call's mute replaces, heard of before the repair's answer (PulseAudio) or after it (WirePlumber), has our mute: unmuted when the call ends (control: one its app starts muted after the repair keeps its mute), on both servers' saving",
+          arguments: [(true, true), (true, false), (false, true), (false, false)])
+    func startOvertakesTheRepairOfTheCallsMute(overtakes: Bool, savesMuteWithEveryChange: Bool) throws {
+        server.savesMuteWithEveryChange = savesMuteWithEveryChange
+        let music = server.addStream(role: "music", application: "Music", volume: Self.own)
+        let daemon = try startDaemon()
+        daemon.run(for: 0.2)
+        let call = server.addStream(role: "phone", application: "Phone", volume: [65536, 65536])
+        #expect(daemon.run(until: { server.streams[music]?.muted == true }, timeout: 2), "\(server.writes)")
+        #expect(server.saved[Self.musicKey]?.muted == true, "the call's mute is not saved: \(String(describing: server.saved[Self.musicKey]))")
+        if overtakes {
+            server.startsOvertakingTheNextWrite(of: Self.musicKey, role: "music", application: "Radio", volume: Self.own)
+        }
+        // The music quits under the call: its key's entry is repaired to its own level, unmuted.
+        server.removeStream(music)
+        #expect(daemon.run(until: {
+            server.writes.contains { if case .saved(Self.musicKey, _, muted: false) = $0 { true } else { false } }
+        }, timeout: 2), "not repaired: \(server.writes)")
+        let next: UInt32
+        if overtakes {
+            #expect(daemon.run(until: { server.overtakingStarts[Self.musicKey] != nil }, timeout: 2))
+            next = try #require(server.overtakingStarts[Self.musicKey])
+            #expect(server.streams[next]?.muted == true, "it did not start from the entry before the repair")
+        } else {
+            // Past the second in which a start may still have the entry the repair replaced.
+            daemon.run(for: 1.2)
+            next = server.addStream(role: "music", application: "Radio", volume: Self.own, appMutes: true)
+        }
+        daemon.run(for: 0.5)
+        server.removeStream(call)
+        daemon.run(for: 2)
+        #expect(server.streams[next]?.muted == !overtakes, "the next music: \(server.writes)")
+        #expect(daemon.run(until: { daemon.journal.isEmpty }), "the journal kept \(daemon.journal)")
+        if overtakes {
+            #expect(server.saved[Self.musicKey]?.muted == false, "saved: \(String(describing: server.saved[Self.musicKey]))")
+        }
+    }
+
     @Test("a call's fade-in cut short by a server restart: the music's saved entry is repaired unmuted and the next music starts unmuted (control: music its user muted keeps its key's saved mute), on both servers' saving",
           arguments: [(false, true), (false, false), (true, true), (true, false)])
     func serverRestartDuringTheFadeIn(userMuted: Bool, savesMuteWithEveryChange: Bool) throws {

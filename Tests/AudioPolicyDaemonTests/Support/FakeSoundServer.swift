@@ -70,11 +70,13 @@ final class FakeSoundServer {
     /// its own unless `pid` is given (the engine never lets an app interrupt itself). Returns its index.
     /// With `volumePending`, it is announced as pipewire-pulse does, before its volume (every channel at
     /// 0); ``volumeArrives(_:_:)`` tells the volume later. With `appSetsVolume`, its app sets `volume`
-    /// itself, and the server restores only the key's saved mute (as PulseAudio does).
+    /// itself, and the server restores only the key's saved mute (as PulseAudio does). With `appMutes`, its
+    /// app starts it muted whatever its key's saved mute. `announcedAt`: when its announcement reached the
+    /// daemon (``SinkInput/announcedAt``), if before it is told.
     @discardableResult
     func addStream(role: String?, application: String, volume: [UInt32], muted: Bool = false,
                    corked: Bool = false, pid: Int? = nil, sink: UInt32 = 0, volumePending: Bool = false,
-                   appSetsVolume: Bool = false) -> UInt32 {
+                   appSetsVolume: Bool = false, appMutes: Bool = false, announcedAt: UInt64? = nil) -> UInt32 {
         let index = nextIndex
         nextIndex += 1
         let pid = pid ?? 4000 + Int(index)
@@ -87,11 +89,12 @@ final class FakeSoundServer {
         var isMuted = muted
         if let entry = saved[key] {
             if !appSetsVolume, let savedVolume = entry.volume, savedVolume.channels == volume.count { level = savedVolume }
-            isMuted = entry.muted
+            isMuted = entry.muted || appMutes
             muteSaved.insert(index)
         }
         var input = SinkInput(index: index, clientIndex: index + 100, sinkIndex: sink, name: "\(application) stream",
                               properties: properties, volume: level, muted: isMuted, corked: corked)
+        input.announcedAt = announcedAt
         if volumePending {
             // As pipewire-pulse announces it: at 0 and unmuted; the restored volume and mute come later.
             input.volume = ChannelVolumes(values: volume.map { _ in 0 }, channelMap: Self.stereo)
@@ -118,6 +121,33 @@ final class FakeSoundServer {
         overtaken.remove(index)
         guard let daemon = connections.first else { return }
         apply(index, by: daemon) { $0.volume = ChannelVolumes(values: stale, channelMap: Self.stereo) }
+    }
+
+    /// A music stream of `application` that starts from `key`'s entry as it is before the next write of that
+    /// entry (a repair), as the server began it before it applied the write, told after the write's answer.
+    /// PulseAudio, which applies a write before it answers it, announces such a stream before the answer
+    /// (a client asks for its description then, which comes after the answer); WirePlumber, which applies
+    /// what pipewire-pulse passes on later (``savesMuteWithEveryChange``), may announce it after. Its index
+    /// is in ``overtakingStarts`` once it is added.
+    func startsOvertakingTheNextWrite(of key: String, role: String, application: String, volume: [UInt32]) {
+        overtakingNextWrite[key] = (role, application, volume)
+    }
+
+    /// The streams ``startsOvertakingTheNextWrite(of:role:application:volume:)`` added, by key.
+    private(set) var overtakingStarts: [String: UInt32] = [:]
+    private var overtakingNextWrite: [String: (role: String, application: String, volume: [UInt32])] = [:]
+    /// When the stream that overtakes the write of a key's entry was announced, on PulseAudio: before the answer.
+    private var overtakingAnnounced: [String: UInt64] = [:]
+
+    /// Called by a connection once it has told the answer to a write of `key`'s entry: the stream that
+    /// overtook the write, if any, is told now, from `entry`, the one before that write.
+    fileprivate func savedEntryAnswered(_ key: String, before entry: StreamRestoreEntry?) {
+        guard let start = overtakingNextWrite.removeValue(forKey: key) else { return }
+        let now = saved[key]
+        saved[key] = entry
+        overtakingStarts[key] = addStream(role: start.role, application: start.application, volume: start.volume,
+                                          announcedAt: overtakingAnnounced.removeValue(forKey: key))
+        saved[key] = now
     }
 
     /// Someone else (the user, a mixer) mutes or unmutes a stream.
@@ -215,6 +245,9 @@ final class FakeSoundServer {
             muteSaved.insert(index)
             apply(index, by: connection) { $0.muted = muted }
         case let .saved(name, volume, muted):
+            if !savesMuteWithEveryChange, overtakingNextWrite[name] != nil {
+                overtakingAnnounced[name] = MainLoop.monotonicMicroseconds()
+            }
             saved[name] = StreamRestoreEntry(name: name, volume: volume, muted: muted, device: saved[name]?.device)
         }
     }
@@ -313,8 +346,12 @@ final class FakeServerConnection: StreamServer, SavedLevels {
             completion?(false)
             return
         }
+        let before = server.saved[name]
         server.write(.saved(name, volume, muted: muted), from: self)
-        post { completion?(true) }
+        post { [self] in
+            completion?(true)
+            server.savedEntryAnswered(name, before: before)
+        }
     }
 
     /// No meters: the engine takes what it would measure as audible.
