@@ -74,4 +74,20 @@ struct OwnWritesTests {
             #expect(writes.volumeInFlight(fetched: 3) == !answeredBefore, "answered before the fetch: \(answeredBefore)")
         }
     }
+
+    @Test("a user's mute fetched before our mute was sent is theirs, though our mute would explain it; fetched after it was sent, it may be its echo (control)")
+    func usersMuteFetchedBeforeOurMute() {
+        for sentBeforeTheFetch in [false, true] {
+            var writes = OwnWrites()
+            // Fetch number 3 (the user's mute) is asked for before (order 4) or after (order 2) our mute.
+            writes.recordMute(true, at: 1_000, order: sentBeforeTheFetch ? 2 : 4)
+            let (change, _, theirMute) = writes.classify(
+                previous: stream([40000, 40000], muted: false), current: stream([40000, 40000], muted: true),
+                now: 2_000, fetched: 3)
+            #expect(change == (sentBeforeTheFetch ? .ours : .theirs), "sent before the fetch: \(sentBeforeTheFetch)")
+            #expect(theirMute == !sentBeforeTheFetch)
+            // Not sent before the fetch, our mute is still to echo: the next snapshot, muted, is no change.
+            #expect(writes.isEmpty == sentBeforeTheFetch)
+        }
+    }
 }
