@@ -269,11 +269,7 @@ struct FakeServerTests {
           arguments: [(true, true), (true, false), (false, true), (false, false)])
     func startOvertakesTheRepairOfTheCallsMute(overtakes: Bool, savesMuteWithEveryChange: Bool) throws {
         server.savesMuteWithEveryChange = savesMuteWithEveryChange
-        let music = server.addStream(role: "music", application: "Music", volume: Self.own)
-        let daemon = try startDaemon()
-        daemon.run(for: 0.2)
-        let call = server.addStream(role: "phone", application: "Phone", volume: [65536, 65536])
-        #expect(daemon.run(until: { server.streams[music]?.muted == true }, timeout: 2), "\(server.writes)")
+        let (music, call, daemon) = try musicMutedByACall()
         #expect(server.saved[Self.musicKey]?.muted == true, "the call's mute is not saved: \(String(describing: server.saved[Self.musicKey]))")
         if overtakes {
             server.startsOvertakingTheNextWrite(of: Self.musicKey, role: "music", application: "Radio", volume: Self.own)
