@@ -261,7 +261,7 @@ extension MPRISTests {
     /// The band the call page's far end (660 Hz) is heard in.
     static let callBand = 620...700
 
-    @Test("Chromium: with the calls-duck drop-in, a web call whose far end speaks in bursts (2 s, then 2 s of silence) ducks the music while it is heard and gives it back within 1 s of each pause, never pausing it (control: the default policy pauses it for the call)",
+    @Test("Chromium: with the calls-duck drop-in, a web call whose far end speaks in bursts (2 s, then 2 s of silence) ducks the music while it is heard and gives it back within 1.5 s of each pause, never pausing it (control: the default policy pauses it for the call)",
           .needs(RealApp.missing), arguments: [true, false])
     func browserCallDucksWithTheDropIn(dropIn: Bool) throws {
         let policy = dropIn ? TestEnvironment.packageRoot.appendingPathComponent("policies/calls-duck.toml").path : nil
@@ -285,14 +285,22 @@ extension MPRISTests {
         let shown = zip(voice, music).enumerated().map { "\($0.offset * 100) ms: voice \(Int($0.element.0)) music \(Int($0.element.1))" }
         #expect(heard.filter { $0 }.count >= 15 && heard.filter { !$0 }.count >= 15,
                 "the recording holds no burst and pause: \(shown)")
+        // Back within 1.5 s of each pause (15 windows): the drop-in's 150 ms ramp starts once the meter has
+        // heard 400 ms of silence, which on PipeWire (a delivery of peaks every 171 ms) takes 0.5-0.8 s after
+        // the pause; seen here 0.6-0.7 s on PulseAudio and 0.7-0.9 s on PipeWire to the first window at the
+        // music's level, and a 1 s bound failed a clean clone's CI. Still short of the next burst, 2 s in, so
+        // music left ducked through a pause fails. A pause is judged only where the recording goes on past
+        // that: one in its last 1.5 s says nothing of the music's return (the bursts' phase against the
+        // recording follows how long the call took to be known). Bursts every 4 s in 8.5 s leave at least one.
+        let within = 15
         var pauses = 0
-        for index in heard.indices.dropFirst() where heard[index - 1] && !heard[index] {
+        for index in heard.indices.dropFirst() where heard[index - 1] && !heard[index] && index + within < heard.count {
             pauses += 1
             let back = music[index...].firstIndex { abs($0 - before) < 1 }
-            #expect(back.map { $0 - index <= 10 } == true,
-                    "the music was not back within 1 s of the pause at \(index * 100) ms: \(shown)")
+            #expect(back.map { $0 - index <= within } == true,
+                    "the music was not back within 1.5 s of the pause at \(index * 100) ms: \(shown)")
         }
-        #expect(pauses >= 1, "\(shown)")
+        #expect(pauses >= 1, "no pause with 1.5 s of the recording after it: \(shown)")
         // Heard for 500 ms and more (the meter's verdict, then the 200 ms duck): ducked by about the drop-in's 20 dB.
         for index in heard.indices.dropFirst(5) where heard[index - 5...index].allSatisfy({ $0 }) {
             #expect(music[index] < before - 15, "not ducked \(index * 100) ms in: \(shown)")
