@@ -16,7 +16,7 @@ import SoundBackend
 ///   its own, never reused; RUNNING is uncorked; CLOSED or EOF (a client killed) ends it;
 /// - a ramp goes to the plugin whole, as one RAMP, which the plugin follows sample by sample along the
 ///   daemon's curve (``rampsByItself(_:)``: a plugin whose HELLO names the feature; an older plugin is
-///   written each step of the daemon's timer instead); `setVolume` becomes SET_GAIN, ramped by the
+///   written each step of the daemon's timer instead); `setGain` becomes SET_GAIN, ramped by the
 ///   plugin over ``rampMilliseconds`` (the daemon's ramp step); `setMute` becomes MUTE with a
 ///   ``muteFade`` fade. Each is echoed back as a change marked `.ours`, on a later turn of the loop, as a
 ///   sound server's CHANGE event would be;
@@ -201,12 +201,14 @@ public final class ALSAPluginServer: StreamServer {
 
     // MARK: - What the daemon writes
 
-    public func setVolume(index: UInt32, volumes: ChannelVolumes) {
+    /// One SET_GAIN, its gain the factor times the own level's (the plugin's unity, unless the daemon
+    /// took another level for the stream's own): linear all the way, as the plugin applies it.
+    public func setGain(index: UInt32, own: ChannelVolumes, factor: Double) {
         guard let number = byIndex[index], var stream = streams[number], !stream.isCapture else {
-            return onNews(.error("set volume of sink input \(index): no such stream"))
+            return onNews(.error("set the gain of sink input \(index): no such stream"))
         }
-        connections[number]?.send(.setGain(gain: PluginStream.gain(for: volumes), rampMilliseconds: rampMilliseconds))
-        stream.volume = volumes
+        connections[number]?.send(.setGain(gain: PluginStream.gain(factor, of: own), rampMilliseconds: rampMilliseconds))
+        stream.volume = factor == 1 ? own : own.scaled(by: factor)
         streams[number] = stream
         echoLater(index)
     }
@@ -222,9 +224,9 @@ public final class ALSAPluginServer: StreamServer {
         guard let number = byIndex[index], var stream = streams[number], !stream.isCapture else {
             return onNews(.error("ramp the gain of sink input \(index): no such stream"))
         }
+        guard stream.hello.features.contains(.ramp) else { return setGain(index: index, own: own, factor: factor) }
         let volume = factor == 1 ? own : own.scaled(by: factor)
-        guard stream.hello.features.contains(.ramp) else { return setVolume(index: index, volumes: volume) }
-        let gain = min(1, max(0, Float(factor) * PluginStream.gain(for: own)))
+        let gain = PluginStream.gain(factor, of: own)
         let duration = UInt32(min(Double(UInt32.max), max(0, milliseconds.rounded(.up))))
         connections[number]?.send(.ramp(gain: gain, rampMilliseconds: duration, floorDecibels: Float(Level.floorDecibels)))
         stream.volume = volume

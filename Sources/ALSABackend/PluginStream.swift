@@ -75,9 +75,9 @@ struct PluginStream {
                      monitoredSink: nil)
     }
 
-    /// The plugin's linear gain for a volume the daemon writes: the channels' mean amplitude (the
-    /// plugin has one gain), never above unity (the plugin only lowers and restores).
-    static func gain(for volume: ChannelVolumes) -> Float {
-        Float(min(1, max(0, volume.averageLinear)))
+    /// The plugin's linear gain for `factor` of the own level `own`: the factor times the channels' mean
+    /// amplitude (the plugin has one gain), never above unity (the plugin only lowers and restores).
+    static func gain(_ factor: Double, of own: ChannelVolumes) -> Float {
+        Float(min(1, max(0, factor * own.averageLinear)))
     }
 }

@@ -33,8 +33,12 @@ public protocol StreamServer: AnyObject {
 
     // MARK: What the daemon writes
 
-    /// Sets a sink input's volume; its echo arrives with `levelChange == .ours`.
-    func setVolume(index: UInt32, volumes: ChannelVolumes)
+    /// Sets sink input `index` to `factor` (linear) of its own level `own` at once: a duck or its end in
+    /// one write, or (`factor` 1) its own level put back. A gain, not a volume, so that each backend
+    /// turns it into its own units once: the pulse backend into a cubic volume (`own` scaled, as
+    /// `pa_sw_volume_multiply` does), the ALSA plugin into its linear gain, with no cubic round trip.
+    /// Its echo arrives with `levelChange == .ours`.
+    func setGain(index: UInt32, own: ChannelVolumes, factor: Double)
     /// Mutes or unmutes a sink input; its echo arrives with `levelChange == .ours`.
     func setMute(index: UInt32, muted: Bool)
     /// Whether sink input `index` moves along a ramp by itself, handed it whole in one
@@ -91,6 +95,6 @@ extension StreamServer {
 
     /// Without ramps of its own, a backend can only be set to the target at once.
     public func rampGain(index: UInt32, own: ChannelVolumes, to factor: Double, over milliseconds: Double) {
-        setVolume(index: index, volumes: factor == 1 ? own : own.scaled(by: factor))
+        setGain(index: index, own: own, factor: factor)
     }
 }

@@ -141,32 +141,39 @@ struct ALSAPluginServerTests {
         #expect(harness.run { harness.capturesRemoved == [harness.captures[0].index] })
     }
 
-    @Test("setVolume sends SET_GAIN (linear amplitude, the daemon's step as the ramp) and echoes it as ours; setMute sends MUTE")
+    @Test("setGain sends SET_GAIN (the factor times the own level's linear amplitude, with no cubic round trip; the daemon's step as the ramp) and echoes it as ours; setMute sends MUTE")
     func writes() throws {
         let harness = try Harness()
         let client = try harness.client()
         client.send(PluginClient.hello())
         #expect(harness.run { harness.added.count == 1 })
         let index = harness.added[0].index
-        let ducked = ChannelVolumes(values: [ChannelVolumes.norm], channelMap: [0]).scaled(by: 0.1)
-        harness.server.setVolume(index: index, volumes: ducked)
+        let unity = ChannelVolumes(values: [ChannelVolumes.norm], channelMap: [0])
+        harness.server.setGain(index: index, own: unity, factor: 0.1)
         #expect(harness.changed.isEmpty, "the echo comes on a later turn, not inside the call")
         #expect(harness.run { client.lastGain != nil && harness.changed.count == 1 })
         let gain = try #require(client.lastGain)
-        #expect(abs(gain.gain - 0.1) < 0.001 && gain.ramp == 15)
-        #expect(harness.changed[0].levelChange == .ours && harness.changed[0].volume == ducked)
+        // Exactly the factor: through a cubic volume and back it is 0.1 only to a raw unit.
+        #expect(gain.gain == Float(0.1) && gain.ramp == 15)
+        #expect(Float(unity.scaled(by: 0.1).averageLinear) != Float(0.1), "the control: the cubic round trip is not exact")
+        #expect(harness.changed[0].levelChange == .ours && harness.changed[0].volume == unity.scaled(by: 0.1))
 
-        harness.server.setVolume(index: index, volumes: ChannelVolumes(values: [0x20000, 0x20000]))
+        // An own level below unity (50 %, cubic: 0.125 linear) scales the factor.
+        harness.server.setGain(index: index, own: ChannelVolumes(values: [ChannelVolumes.norm / 2], channelMap: [0]), factor: 0.5)
         #expect(harness.run { harness.changed.count == 2 })
+        #expect(client.lastGain?.gain == Float(0.0625))
+
+        harness.server.setGain(index: index, own: ChannelVolumes(values: [0x20000, 0x20000]), factor: 1)
+        #expect(harness.run { harness.changed.count == 3 })
         #expect(client.lastGain?.gain == 1, "never above unity")
 
         harness.server.setMute(index: index, muted: true)
         #expect(harness.run { client.received.last == .mute(true, fadeMilliseconds: ALSAPluginServer.muteFade) })
-        #expect(harness.run { harness.changed.count == 3 })
-        #expect(harness.changed[2].muted && harness.changed[2].levelChange == .ours)
+        #expect(harness.run { harness.changed.count == 4 })
+        #expect(harness.changed[3].muted && harness.changed[3].levelChange == .ours)
 
         let errorsBefore = harness.errors.count
-        harness.server.setVolume(index: 999, volumes: ducked)
+        harness.server.setGain(index: 999, own: unity, factor: 0.1)
         #expect(harness.errors.count == errorsBefore + 1)
     }
 
@@ -194,7 +201,7 @@ struct ALSAPluginServerTests {
 
         harness.server.rampGain(index: olderIndex, own: own, to: 0.1, over: 300)
         #expect(harness.run { older.lastGain != nil })
-        #expect(older.ramps.isEmpty && abs((older.lastGain?.gain ?? 1) - 0.1) < 0.001 && older.lastGain?.ramp == 15)
+        #expect(older.ramps.isEmpty && older.lastGain?.gain == Float(0.1) && older.lastGain?.ramp == 15)
     }
 
     @Test("meter: METER at the feed's interval, peaks after the gain, back to idle reporting when closed")

@@ -70,7 +70,7 @@ extension Actuation {
                 outcome.append("\(name) unmuted")
             }
             if let own = step.restore {
-                server.setVolume(index: input.index, volumes: own)
+                server.setGain(index: input.index, own: own, factor: 1)
                 // A write like any other: a stream that ends a moment later gets its entry repaired.
                 restore?.wroteOwnLevel(to: input, heldMuted: step.held, usersMute: input.muted, recovery: true)
                 outcome.append("\(name) volume \(input.volume) -> \(own)")

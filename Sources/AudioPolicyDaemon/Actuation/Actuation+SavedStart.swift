@@ -58,7 +58,7 @@ extension Actuation {
     func putBack(_ index: UInt32, level: Bool, unmute: Bool) {
         guard let live = streams[index], let server else { return }
         if level {
-            server.setVolume(index: index, volumes: live.ownVolume)
+            server.setGain(index: index, own: live.ownVolume, factor: 1)
             // Its mute, unless ours and undone in the same batch, is its user's.
             if restore?.wroteOwnLevel(to: live.input, heldMuted: false, usersMute: !unmute && live.input.muted) == true {
                 journalSavedMute(of: live.input.restoreID)

@@ -268,9 +268,8 @@ final class Actuation {
         }
         live.factor = factor
         streams[index] = live
-        let volume = live.volume(at: factor)
-        server?.setVolume(index: index, volumes: volume)
-        noteWrite(index, volume: volume)
+        server?.setGain(index: index, own: live.ownVolume, factor: factor)
+        noteWrite(index, volume: live.volume(at: factor))
     }
 
     /// Writes a stream's own level once more (``Command/rewriteLevel(_:)``): a volume write of ours still on
@@ -279,7 +278,7 @@ final class Actuation {
         guard let live = streams[index], live.input.hasVolume, live.input.volumeWritable, !live.input.volumePending
         else { return }
         log.debug("stream \(index): its user's level written again over our write still on its way")
-        server?.setVolume(index: index, volumes: live.ownVolume)
+        server?.setGain(index: index, own: live.ownVolume, factor: 1)
         noteWrite(index, volume: live.ownVolume)
     }
 

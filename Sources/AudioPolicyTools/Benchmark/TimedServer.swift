@@ -94,9 +94,9 @@ public final class TimedServer: StreamServer {
         }
     }
 
-    public func setVolume(index: UInt32, volumes: ChannelVolumes) {
+    public func setGain(index: UInt32, own: ChannelVolumes, factor: Double) {
         volumeWrites += 1
-        inner.setVolume(index: index, volumes: volumes)
+        inner.setGain(index: index, own: own, factor: factor)
     }
 
     // MARK: - Passed through
