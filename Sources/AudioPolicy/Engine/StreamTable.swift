@@ -54,6 +54,10 @@ struct StreamTable: Sendable {
         return next
     }
 
+    /// The id of the stream at a position, read in place: the position subscript's getter copies the
+    /// whole record (after every prompt, the measured streams' order walked all 200 of them so).
+    func id(at position: Int) -> StreamID { values[position].id }
+
     /// The stream at a position, mutable in place.
     subscript(position position: Int) -> TrackedStream {
         get { values[position] }
