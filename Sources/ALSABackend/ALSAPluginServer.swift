@@ -208,7 +208,7 @@ public final class ALSAPluginServer: StreamServer {
             return onNews(.error("set the gain of sink input \(index): no such stream"))
         }
         connections[number]?.send(.setGain(gain: PluginStream.gain(factor, of: own), rampMilliseconds: rampMilliseconds))
-        stream.volume = factor == 1 ? own : own.scaled(by: factor)
+        stream.volume = own.atGain(factor)
         streams[number] = stream
         echoLater(index)
     }
@@ -225,11 +225,10 @@ public final class ALSAPluginServer: StreamServer {
             return onNews(.error("ramp the gain of sink input \(index): no such stream"))
         }
         guard stream.hello.features.contains(.ramp) else { return setGain(index: index, own: own, factor: factor) }
-        let volume = factor == 1 ? own : own.scaled(by: factor)
         let gain = PluginStream.gain(factor, of: own)
         let duration = UInt32(min(Double(UInt32.max), max(0, milliseconds.rounded(.up))))
         connections[number]?.send(.ramp(gain: gain, rampMilliseconds: duration, floorDecibels: Float(Level.floorDecibels)))
-        stream.volume = volume
+        stream.volume = own.atGain(factor)
         streams[number] = stream
         echoLater(index)
     }

@@ -11,7 +11,7 @@ extension PulseConnection: StreamServer {
     /// A gain as the server takes it: the own level's cubic volume scaled by the factor
     /// (`pa_sw_volume_multiply`), and the own level itself at 1.
     public func setGain(index: UInt32, own: ChannelVolumes, factor: Double) {
-        setVolume(index: index, volumes: factor == 1 ? own : own.scaled(by: factor))
+        setVolume(index: index, volumes: own.atGain(factor))
     }
 }
 

@@ -59,6 +59,13 @@ public struct ChannelVolumes: Hashable, Sendable, CustomStringConvertible {
         return linearValues.reduce(0, +) / Double(values.count)
     }
 
+    /// The volume a gain of `factor` gives when these are a stream's own level: these themselves at 1
+    /// (exactly, with no rounding through ``scaled(by:)``), else scaled. What every backend writes for a
+    /// gain (`StreamServer.setGain`) and the daemon expects back.
+    public func atGain(_ factor: Double) -> ChannelVolumes {
+        factor == 1 ? self : scaled(by: factor)
+    }
+
     /// These volumes with each channel's amplitude multiplied by `factor`
     /// (0.2 is about −14 dB), keeping the balance between channels.
     ///

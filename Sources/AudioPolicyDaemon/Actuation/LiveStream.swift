@@ -52,6 +52,6 @@ struct LiveStream {
 
     /// The volume that carries `factor`: exactly the user's own at 1.
     func volume(at factor: Double) -> ChannelVolumes {
-        factor == 1 ? ownVolume : ownVolume.scaled(by: factor)
+        ownVolume.atGain(factor)
     }
 }

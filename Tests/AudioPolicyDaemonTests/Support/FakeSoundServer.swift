@@ -326,7 +326,7 @@ final class FakeServerConnection: StreamServer, SavedLevels {
     /// As the pulse backend writes a gain: the own level's volume scaled by it.
     func setGain(index: UInt32, own: ChannelVolumes, factor: Double) {
         guard isReady else { return onNews(.error("set volume of sink input \(index): not connected")) }
-        server.write(.volume(index, factor == 1 ? own : own.scaled(by: factor)), from: self)
+        server.write(.volume(index, own.atGain(factor)), from: self)
     }
 
     func setMute(index: UInt32, muted: Bool) {
