@@ -28,9 +28,6 @@ public final class StreamRestore {
 
     public init() {}
 
-    /// Streams whose saved entry is being repaired.
-    public var repairing: Set<UInt32> { ledger.repairing }
-
     /// The connected server instance's cookie, once the server told it (journaled with each stream).
     public var serverInstance: UInt32? {
         refresh()
@@ -95,29 +92,19 @@ public final class StreamRestore {
         ledger.streamsJudged()
     }
 
-    /// A stream ended: what was kept of it goes.
-    public func streamEnded(_ index: UInt32) {
-        ledger.streamEnded(index, now: MainLoop.monotonicMicroseconds())
+    /// A stream ended: what was kept of it goes, and the verdict says whether its key's saved entry needs
+    /// a repair (``LevelOwnership/streamEnded(_:journaled:now:)``). `journaled`: the journal has an entry of it.
+    public func streamEnded(_ index: UInt32, journaled: Bool) -> EndRepair {
+        ledger.streamEnded(index, journaled: journaled, now: MainLoop.monotonicMicroseconds())
     }
 
-    /// Where `input`'s key's saved mute is the policy's mute of it (``LevelOwnership/savedMuteMark(of:key:policyMuted:)``).
-    /// `unmuteInFlight`: the policy's unmute of it is not answered yet
-    /// (``LevelOwnership/savedMuteMark(of:key:policyMuted:unmuteInFlight:)``).
-    public func savedMuteMark(of input: SinkInput, policyMuted: Bool, unmuteInFlight: Bool) -> SavedMuteMark? {
+    /// `input`'s record for the journal, with its own level `own` (``LevelOwnership/written(_:key:own:usersMute:policyMutedOnRecord:unmuteInFlight:duckLevels:)``).
+    public func written(_ input: SinkInput, own: ChannelVolumes, policyMutedOnRecord: Bool, unmuteInFlight: Bool,
+                        duckLevels: [Double]) -> WrittenStream {
         refresh()
-        return ledger.savedMuteMark(of: input.index, key: input.restoreID, policyMuted: policyMuted,
-                                    unmuteInFlight: unmuteInFlight)
-    }
-
-    /// The latest mute someone else set on a stream of `input`'s key, for the journal's entry of a stream
-    /// the policy mutes (``LevelOwnership/usersMute(ofKey:policyMuted:)``).
-    public func usersMute(ofKey input: SinkInput, policyMuted: Bool) -> Bool? {
-        ledger.usersMute(ofKey: input.restoreID, policyMuted: policyMuted)
-    }
-
-    /// Whether the server saves `input`'s mute with each change of its level (``LevelOwnership/muteSaved(_:)``).
-    public func muteSaved(_ input: SinkInput) -> Bool {
-        ledger.muteSaved(input.index)
+        return ledger.written(input.index, key: input.restoreID, own: own, usersMute: input.muted,
+                              policyMutedOnRecord: policyMutedOnRecord, unmuteInFlight: unmuteInFlight,
+                              duckLevels: duckLevels)
     }
 
     // MARK: - What we wrote
@@ -222,12 +209,6 @@ public final class StreamRestore {
     }
 
     // MARK: - Repairs
-
-    /// Whether a stream that ended needs its saved entry repaired though nothing is on record for it
-    /// (``LevelOwnership/lateWriteNeedsRepair(_:journaled:now:)``).
-    public func lateWriteNeedsRepair(_ index: UInt32, journaled: Bool) -> Bool {
-        ledger.lateWriteNeedsRepair(index, journaled: journaled, now: MainLoop.monotonicMicroseconds())
-    }
 
     /// Repairs every saved entry at a level some run's ducks settled at (``LevelOwnership/settledRepair(key:saved:)``),
     /// keeping its mute and device: on connecting, as a server that restarted may have brought one back.

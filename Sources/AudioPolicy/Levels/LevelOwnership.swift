@@ -81,7 +81,7 @@ public struct LevelOwnership: Sendable {
         /// started muted (the server restored its key's mute).
         var muteSaved = false
         /// When we last wrote its volume or mute: a write sent just before it ended may never have been
-        /// applied (``LevelOwnership/lateWriteNeedsRepair(_:journaled:now:)``).
+        /// applied (``EndRepair/lateWrite``).
         var lastWriteAt: UInt64?
         /// When we last unmuted it, until it is muted again.
         var unmuteSentAt: UInt64?
@@ -225,8 +225,22 @@ public struct LevelOwnership: Sendable {
         return streamAppeared(index, key: key, muted: muted)
     }
 
-    /// A stream ended (at `now`, when known): what was kept of it goes. An unmute of ours sent less than
-    /// ``lateWriteWindow`` before may never have been applied: its repair will not trust the mute read back.
+    /// A stream ended at `now`: what was kept of it goes, and the verdict says whether its key's saved
+    /// entry needs a repair (``EndRepair``). `journaled`: the journal has an entry of it.
+    public mutating func streamEnded(_ index: UInt32, journaled: Bool, now: UInt64) -> EndRepair {
+        let repair: EndRepair
+        if journaled {
+            repair = repairing.contains(index) ? .none : .journaled
+        } else {
+            repair = lateWriteNeedsRepair(index, now: now) ? .lateWrite : .none
+        }
+        streamEnded(index, now: now)
+        return repair
+    }
+
+    /// A stream ended (at `now`, when known) with nothing to repair (the server went away with it): what
+    /// was kept of it goes. An unmute of ours sent less than ``lateWriteWindow`` before may never have
+    /// been applied: its repair will not trust the mute read back.
     public mutating func streamEnded(_ index: UInt32, now: UInt64? = nil) {
         setPending(index, nil)
         if let sent = streams.removeValue(forKey: index)?.unmuteSentAt, let now, now &- sent < Self.lateWriteWindow {
@@ -245,8 +259,8 @@ public struct LevelOwnership: Sendable {
     /// if that unmute were lost (``SavedMuteMark/ifUnmuteLost``). Found by the levels property run: the
     /// daemon was killed as it unmuted a stream that then ended, its unmute lost, and a stream that started
     /// while no daemon ran got our mute and was taken for one its user muted.
-    public func savedMuteMark(of index: UInt32, key: String?, policyMuted: Bool,
-                              unmuteInFlight: Bool = false) -> SavedMuteMark? {
+    private func savedMuteMark(of index: UInt32, key: String?, policyMuted: Bool,
+                               unmuteInFlight: Bool) -> SavedMuteMark? {
         guard saving != nil, policyMuted, let key else { return nil }
         let ours = writes.savedMuteMayBeOurs(key: key)
         // Our unmute of another stream of the key, not yet reported applied (a start at our mute, put
@@ -258,16 +272,33 @@ public struct LevelOwnership: Sendable {
                              unmuteOf: ours || unmuteInFlight ? nil : another)
     }
 
+    /// Stream `index`'s record for the journal as the levels stage has it now: its own level `own` and
+    /// its user's mute (none while the policy's mute is on record, `policyMutedOnRecord`: the policy never
+    /// mutes a stream its user muted), with what the stage knows of its key's saved mute — where it is the
+    /// policy's (``savedMuteMark(of:key:policyMuted:unmuteInFlight:)``; `unmuteInFlight`: the policy's
+    /// unmute of it is not answered yet), as its users have it (``usersMute(ofKey:policyMuted:)``), saved
+    /// with each change (``muteSaved(_:)``) — and the server instance. What a kill leaves the next run to
+    /// recover from: composed here once, for the daemon's journal and the rehearsal's alike.
+    public func written(_ index: UInt32, key: String?, own: ChannelVolumes, usersMute: Bool, policyMutedOnRecord: Bool,
+                        unmuteInFlight: Bool, duckLevels: [Double]) -> WrittenStream {
+        WrittenStream(index: index, key: key, own: own, muted: policyMutedOnRecord ? false : usersMute,
+                      policyMuted: policyMutedOnRecord, duckLevels: duckLevels,
+                      savedMute: savedMuteMark(of: index, key: key, policyMuted: policyMutedOnRecord,
+                                               unmuteInFlight: unmuteInFlight),
+                      server: server, keyUsersMute: self.usersMute(ofKey: key, policyMuted: policyMutedOnRecord),
+                      muteSaved: muteSaved(index))
+    }
+
     /// Whether the server saves stream `index`'s mute with each change of its level, for its journal entry
     /// (``WrittenStream/muteSaved``): always on WirePlumber; on PulseAudio once a client set its mute or
     /// it started muted.
-    public func muteSaved(_ index: UInt32) -> Bool {
+    private func muteSaved(_ index: UInt32) -> Bool {
         saving?.savesMuteWithEveryChange == true || streams[index]?.muteSaved == true
     }
 
     /// `key`'s saved mute as its users have it (``usersMutes``), for the journal's entry of a stream the
     /// policy mutes (``WrittenStream/keyUsersMute``); nil for any other stream, or when none was heard of.
-    public func usersMute(ofKey key: String?, policyMuted: Bool) -> Bool? {
+    private func usersMute(ofKey key: String?, policyMuted: Bool) -> Bool? {
         guard policyMuted, let key else { return nil }
         return usersMutes[key]
     }
@@ -320,7 +351,7 @@ public struct LevelOwnership: Sendable {
     }
 
     /// Recovery or a saved start's correction wrote stream `index`'s own level back: like any write, a stream that ends a moment later
-    /// gets its entry repaired (``lateWriteNeedsRepair(_:journaled:now:)``). What the server saves with it
+    /// gets its entry repaired (``EndRepair/lateWrite``). What the server saves with it
     /// counts at once for the streams that start later, never for those present at the connection, which
     /// are judged against what was saved before it (found by the levels property run: a stream that started
     /// with an earlier run's mute, taken for one its user muted).
@@ -627,11 +658,10 @@ public struct LevelOwnership: Sendable {
 
     // MARK: - Repairs
 
-    /// Whether a stream that ended needs its saved entry repaired though nothing is on record for it:
-    /// the last step of a restore or fade-in, sent a moment before it ended, may never have been
-    /// applied, and the server then keeps the step before it as the saved level (found by the soak).
-    public func lateWriteNeedsRepair(_ index: UInt32, journaled: Bool, now: UInt64) -> Bool {
-        guard saving != nil, !journaled, !repairing.contains(index), let written = streams[index]?.lastWriteAt else {
+    /// Whether a stream that ended needs its saved entry repaired though nothing is on record for it
+    /// (``EndRepair/lateWrite``).
+    private func lateWriteNeedsRepair(_ index: UInt32, now: UInt64) -> Bool {
+        guard saving != nil, !repairing.contains(index), let written = streams[index]?.lastWriteAt else {
             return false
         }
         return now &- written < Self.lateWriteWindow

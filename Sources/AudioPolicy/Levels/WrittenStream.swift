@@ -23,11 +23,11 @@ public struct WrittenStream: Equatable, Sendable {
     public var server: UInt32?
     /// For a stream the policy muted: its key's saved mute as its users have it (the mute, with the
     /// policy's taken off, of the stream whose mute the server saved last for the key:
-    /// ``LevelOwnership/usersMute(ofKey:policyMuted:)``). Its key's entry is repaired with it once the
+    /// ``LevelOwnership/written(_:key:own:usersMute:policyMutedOnRecord:unmuteInFlight:duckLevels:)``). Its key's entry is repaired with it once the
     /// stream is gone. Nil when the daemon heard of no such save.
     public var keyUsersMute: Bool?
     /// The server saves the stream's mute with each change of its level (PulseAudio: once a client set
-    /// its mute, or the server restored one; ``LevelOwnership/muteSaved(_:)``), so recovery's write of its
+    /// its mute, or the server restored one; ``LevelOwnership/written(_:key:own:usersMute:policyMutedOnRecord:unmuteInFlight:duckLevels:)``), so recovery's write of its
     /// level saves its mute as its key's. False in older journals.
     public var muteSaved: Bool
 

@@ -97,12 +97,7 @@ extension Actuation {
 
     /// The stream's entry as it stands, with the run's duck levels and where its key's saved mute is ours.
     func journalEntry(of live: LiveStream, pausedPlayers: [String]) -> JournalEntry {
-        live.journalEntry(pausedPlayers: pausedPlayers, duckLevels: duckLevels,
-                          savedMute: restore?.savedMuteMark(of: live.input, policyMuted: live.policyMutedOnRecord,
-                                                            unmuteInFlight: !live.policyMuted && live.policyMutedOnRecord),
-                          server: restore?.serverInstance,
-                          keyUsersMute: restore?.usersMute(ofKey: live.input, policyMuted: live.policyMutedOnRecord),
-                          muteSaved: restore?.muteSaved(live.input) ?? false)
+        live.journalEntry(pausedPlayers: pausedPlayers, duckLevels: duckLevels, book: savedLevelsBook)
     }
 
     /// The journal entries of streams of `key` the policy holds muted are written again: whether the
@@ -181,11 +176,12 @@ extension Actuation {
     }
 
     /// The stream is gone (after the engine heard of it). Its saved entry still holds what we wrote
-    /// unless a repair is under way: repair it from the journal. With the server gone, nothing can be
-    /// written: the entry stays for the reconciliation after reconnecting.
-    func journalStreamGone(_ index: UInt32) {
+    /// unless a repair is under way: with `repair` (``EndRepair/journaled``), it is repaired from the
+    /// journal. With the server gone, nothing can be written: the entry stays for the reconciliation
+    /// after reconnecting.
+    func journalStreamGone(_ index: UInt32, repair: Bool) {
         removalsAwaitingAnswer.remove(index)
-        guard let entry = journal[index], restore?.repairing.contains(index) != true else { return }
+        guard repair, let entry = journal[index] else { return }
         guard let server, server.isReady else { return }
         guard entry.restoreID != nil, !entry.volume.isEmpty else {
             report(journal.remove(index))

@@ -95,12 +95,12 @@ extension Actuation {
     /// The sink input is gone, and the engine has heard of it.
     func streamEnded(_ index: UInt32) {
         guard let live = streams[index] else { return }
+        let end = savedLevelsBook.streamEnded(index, journaled: journal[index] != nil)
         // Neither the engine nor the journal (both count a ramp done once its last step is sent) knows
         // of a last step the server never applied.
-        if restore?.lateWriteNeedsRepair(index, journaled: journal[index] != nil) == true { repairSavedEntry(of: live) }
+        if end == .lateWrite { repairSavedEntry(of: live) }
         remove(index)
-        restore?.streamEnded(index)
-        journalStreamGone(index)
+        journalStreamGone(index, repair: end == .journaled)
         journal.store?.forget(index)
     }
 

@@ -32,16 +32,15 @@ struct LiveStream {
         self.ownVolume = input.volume
     }
 
-    /// The stream's journal entry as it stands, with `pausedPlayers`, the run's `duckLevels` and where
-    /// its key's saved mute is ours (``JournalEntry/savedMuteAbove``). While the server has not said
-    /// what the stream's volume is, the entry holds none (a repair must never write the placeholder 0
-    /// as the app's saved volume).
-    func journalEntry(pausedPlayers: [String], duckLevels: [Double], savedMute: SavedMuteMark?,
-                      server: UInt32?, keyUsersMute: Bool?, muteSaved: Bool) -> JournalEntry {
-        JournalEntry(input, ownVolume: input.volumePending ? ChannelVolumes(values: []) : ownVolume,
-                     policyMuted: policyMutedOnRecord, heldForLoss: heldForLoss, pausedPlayers: pausedPlayers,
-                     duckLevels: duckLevels, savedMute: savedMute, server: server, keyUsersMute: keyUsersMute,
-                     muteSaved: muteSaved)
+    /// The stream's journal entry as it stands: its record from the levels stage (`book`:
+    /// ``StreamRestore/written(_:own:policyMutedOnRecord:unmuteInFlight:duckLevels:)``, with the run's
+    /// `duckLevels`), and `pausedPlayers`. While the server has not said what the stream's volume is, the
+    /// entry holds none (a repair must never write the placeholder 0 as the app's saved volume).
+    func journalEntry(pausedPlayers: [String], duckLevels: [Double], book: StreamRestore) -> JournalEntry {
+        let written = book.written(input, own: input.volumePending ? ChannelVolumes(values: []) : ownVolume,
+                                   policyMutedOnRecord: policyMutedOnRecord,
+                                   unmuteInFlight: !policyMuted && policyMutedOnRecord, duckLevels: duckLevels)
+        return JournalEntry(input, written: written, heldForLoss: heldForLoss, pausedPlayers: pausedPlayers)
     }
 
     /// The policy's mute as the journal has it: in force, or undone by an unmute the server has not

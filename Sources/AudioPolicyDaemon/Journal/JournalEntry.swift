@@ -131,18 +131,18 @@ public struct JournalEntry: Codable, Hashable, Sendable {
 }
 
 extension JournalEntry {
-    /// The entry for `input` as it is now, with `ownVolume` as the user's volume.
-    init(_ input: SinkInput, ownVolume: ChannelVolumes, policyMuted: Bool, heldForLoss: Bool, pausedPlayers: [String],
-         duckLevels: [Double], savedMute: SavedMuteMark?, server: UInt32?, keyUsersMute: Bool?, muteSaved: Bool) {
+    /// The entry for `input` as it is now: `written`, its record from the levels stage
+    /// (``LevelOwnership/written(_:key:own:usersMute:policyMutedOnRecord:unmuteInFlight:duckLevels:)``),
+    /// with what names its owner, whether the policy holds its mute for a lost output, and the players
+    /// the policy paused for it.
+    init(_ input: SinkInput, written: WrittenStream, heldForLoss: Bool, pausedPlayers: [String]) {
+        let mark = written.savedMute
         self.init(sinkInput: input.index, restoreID: input.restoreID, application: input.applicationName,
-                  pid: input.processID,
-                  volume: ownVolume.values, channelMap: ownVolume.channelMap,
-                  muted: policyMuted ? false : input.muted, policyMuted: policyMuted,
-                  heldForLoss: policyMuted && heldForLoss ? true : nil, pausedPlayers: pausedPlayers, duckLevels: duckLevels,
-                  savedMuteAbove: policyMuted ? savedMute?.above : nil,
-                  savedMuteServer: policyMuted ? savedMute?.server : nil,
-                  savedMuteIfUnmuteLost: policyMuted && savedMute?.ifUnmuteLost == true ? true : nil,
-                  savedMuteUnmuteOf: policyMuted ? savedMute?.unmuteOf : nil, server: server,
-                  keyUsersMute: policyMuted ? keyUsersMute : nil, muteSaved: muteSaved ? true : nil)
+                  pid: input.processID, volume: written.own.values, channelMap: written.own.channelMap,
+                  muted: written.muted, policyMuted: written.policyMuted,
+                  heldForLoss: written.policyMuted && heldForLoss ? true : nil, pausedPlayers: pausedPlayers,
+                  duckLevels: written.duckLevels, savedMuteAbove: mark?.above, savedMuteServer: mark?.server,
+                  savedMuteIfUnmuteLost: mark?.ifUnmuteLost == true ? true : nil, savedMuteUnmuteOf: mark?.unmuteOf,
+                  server: written.server, keyUsersMute: written.keyUsersMute, muteSaved: written.muteSaved ? true : nil)
     }
 }

@@ -293,13 +293,16 @@ public struct RehearsedDaemon: Sendable {
     public mutating func ended(_ index: UInt32, on server: inout SavingServer, at now: Milliseconds) {
         guard connected, let record = live[index] else { return }
         // As in the daemon, whose repairs are answered after the stream's end is taken.
-        let late = ownership.lateWriteNeedsRepair(index, journaled: journal[index] != nil, now: UInt64(now) * 1000)
         let written = written(index, record)
         live[index] = nil
-        ownership.streamEnded(index, now: UInt64(now) * 1000)
-        if late { repair(written, for: index, on: &server, at: now) }
+        let end = ownership.streamEnded(index, journaled: journal[index] != nil, now: UInt64(now) * 1000)
         removalsAwaitingAnswer[index] = nil
-        if let entry = journal.removeValue(forKey: index) { repair(entry.written, for: index, on: &server, at: now) }
+        let entry = journal.removeValue(forKey: index)
+        switch end {
+        case .lateWrite: repair(written, for: index, on: &server, at: now)
+        case .journaled: if let entry { repair(entry.written, for: index, on: &server, at: now) }
+        case .none: break
+        }
     }
 
     /// Writes the stream's own level back as its key's entry, with the mute the levels stage says.
@@ -436,13 +439,9 @@ public struct RehearsedDaemon: Sendable {
 
     /// The stream as the journal writes it.
     private func written(_ index: UInt32, _ record: Live) -> WrittenStream {
-        WrittenStream(index: index, key: record.key, own: record.own, muted: record.policyMutedOnRecord ? false : record.muted,
-                      policyMuted: record.policyMutedOnRecord, duckLevels: duckLevels,
-                      savedMute: ownership.savedMuteMark(of: index, key: record.key, policyMuted: record.policyMutedOnRecord,
-                                                         unmuteInFlight: !record.policyMuted && record.policyMutedOnRecord),
-                      server: ownership.server,
-                      keyUsersMute: ownership.usersMute(ofKey: record.key, policyMuted: record.policyMutedOnRecord),
-                      muteSaved: ownership.muteSaved(index))
+        ownership.written(index, key: record.key, own: record.own, usersMute: record.muted,
+                          policyMutedOnRecord: record.policyMutedOnRecord,
+                          unmuteInFlight: !record.policyMuted && record.policyMutedOnRecord, duckLevels: duckLevels)
     }
 
     private mutating func journalSavedMute(of key: String) {
