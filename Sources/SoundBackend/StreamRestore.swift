@@ -107,6 +107,13 @@ public final class StreamRestore {
                               duckLevels: duckLevels)
     }
 
+    /// The saved-mute mark of an ended stream's journal record, kept until its repair is answered
+    /// (``LevelOwnership/savedMuteMark(ofEnded:)``).
+    public func savedMuteMark(ofEnded stream: WrittenStream) -> SavedMuteMark? {
+        refresh()
+        return ledger.savedMuteMark(ofEnded: stream)
+    }
+
     // MARK: - What we wrote
 
     /// A volume written to `input`, whose own level is `own`. Returns whether that changed whose the

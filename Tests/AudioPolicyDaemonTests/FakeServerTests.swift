@@ -436,6 +436,40 @@ struct FakeServerTests {
         _ = first
     }
 
+    /// Found by the levels property run (seed 2656334811696958429; `Tests/Fixtures/levels/users-mute-as-an-ended-streams-repair-is-answered.toml`):
+    /// the journal keeps an ended stream's entry until the server has answered its repair, and a mark of
+    /// our saved mute on it that nothing updated made the next run, after a kill in that moment, unmute a
+    /// stream that started with its user's mute of the key.
+    @Test("a music stream the call muted ends, its repair not answered yet, and its user changes the other music's mute: the ended stream's journal entry no longer marks the saved mute as ours (control: no user mute, the mark stays)",
+          arguments: [true, false])
+    func usersMuteTakesTheMarkOffAnEndedStreamsEntry(userMutes: Bool) throws {
+        let music = server.addStream(role: "music", application: "Music", volume: Self.own)
+        let other = server.addStream(role: "music", application: "Other", volume: [30000, 20000], appSetsVolume: true)
+        let first = try startDaemon(name: "first")
+        first.run(for: 0.2)
+        _ = server.addStream(role: "phone", application: "Phone", volume: [65536, 65536])
+        #expect(first.run(until: { server.streams[music]?.muted == true }, timeout: 3), "\(server.writes)")
+        first.run(for: 0.2)
+        #expect(first.journal.first { $0.sinkInput == music }?.savedMuteAbove != nil,
+                "the muted music's entry marks the saved mute as ours: \(first.journal)")
+        server.savedEntryAnswersHeld = true
+        server.removeStream(music)
+        let key = "sink-input-by-media-role:music"
+        #expect(first.run(until: { server.writes.contains { if case .saved(key, _, _) = $0 { true } else { false } } },
+                          timeout: 3), "no repair of the music's entry: \(server.writes)")
+        if userMutes {
+            // The call muted it too: the user's change of its mute is an unmute (the saved mute is theirs either way).
+            let muted = server.streams[other]?.muted == true
+            server.userSetsMute(other, !muted)
+            first.run(until: { first.journal.first { $0.sinkInput == music }?.savedMuteAbove == nil }, timeout: 3)
+        } else {
+            first.run(for: 0.3)
+        }
+        let entry = first.journal.first { $0.sinkInput == music }
+        #expect(entry != nil, "the ended music's entry is kept until its repair is answered: \(first.journal)")
+        #expect((entry?.savedMuteAbove == nil) == userMutes, "its mark: \(String(describing: entry))")
+    }
+
     @Test("a recovery killed before the server answered it, its user muting the music it had unmuted: the next daemon leaves that mute, its user's (control: not muted, the music plays on at its level)",
           arguments: [true, false])
     func usersMuteAfterARecoveryKilledBeforeItsAnswer(userMutes: Bool) throws {

@@ -289,6 +289,22 @@ public struct LevelOwnership: Sendable {
                       muteSaved: muteSaved(index))
     }
 
+    /// The saved-mute mark of `stream`, a journal record of a stream that ended and whose entry is kept
+    /// until the server has answered its repair, as it must be now: the key's saved mute may have changed
+    /// hands since it ended (someone muted another stream of the key), and a kill before that answer
+    /// leaves the record to the next run. A stale mark there made the next run unmute a stream its user
+    /// had muted (found by the levels property run, seed 2656334811696958429, once the rehearsal kept such
+    /// records as the daemon does). An unmute of its own in flight when it ended stays in flight
+    /// (``SavedMuteMark/ifUnmuteLost``). Our own repair of the key over our mute leaves the mark as it
+    /// was: a stream that starts before the server applies it gets our mute (``repairsOverOurMute``), and
+    /// the mark is what tells the next run so (the property run: seed 15658470770078386283 on PipeWire).
+    public func savedMuteMark(ofEnded stream: WrittenStream) -> SavedMuteMark? {
+        if let key = stream.key, repairsOverOurMute[key] != nil { return stream.savedMute }
+        let ownUnmute = stream.savedMute.map { $0.ifUnmuteLost && $0.unmuteOf == nil } ?? false
+        return savedMuteMark(of: stream.index, key: stream.key, policyMuted: stream.policyMuted,
+                             unmuteInFlight: ownUnmute)
+    }
+
     /// Whether the server saves stream `index`'s mute with each change of its level, for its journal entry
     /// (``WrittenStream/muteSaved``): always on WirePlumber; on PulseAudio once a client set its mute or
     /// it started muted.

@@ -106,7 +106,15 @@ extension Actuation {
     func journalSavedMute(of key: String?) {
         guard let key else { return }
         for (index, entry) in journal.entries where entry.restoreID == key && entry.policyMuted {
-            journalSync(index)
+            guard streams[index] == nil else {
+                journalSync(index)
+                continue
+            }
+            // Ended, kept until the server has answered its repair: its mark as it stands now
+            // (``LevelOwnership/savedMuteMark(ofEnded:)``).
+            var marked = entry
+            marked.markSavedMute(savedLevelsBook.savedMuteMark(ofEnded: entry.written))
+            if marked != entry { report(journal.record(marked)) }
         }
     }
 

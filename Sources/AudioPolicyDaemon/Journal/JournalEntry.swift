@@ -136,13 +136,22 @@ extension JournalEntry {
     /// with what names its owner, whether the policy holds its mute for a lost output, and the players
     /// the policy paused for it.
     init(_ input: SinkInput, written: WrittenStream, heldForLoss: Bool, pausedPlayers: [String]) {
-        let mark = written.savedMute
         self.init(sinkInput: input.index, restoreID: input.restoreID, application: input.applicationName,
                   pid: input.processID, volume: written.own.values, channelMap: written.own.channelMap,
                   muted: written.muted, policyMuted: written.policyMuted,
                   heldForLoss: written.policyMuted && heldForLoss ? true : nil, pausedPlayers: pausedPlayers,
-                  duckLevels: written.duckLevels, savedMuteAbove: mark?.above, savedMuteServer: mark?.server,
-                  savedMuteIfUnmuteLost: mark?.ifUnmuteLost == true ? true : nil, savedMuteUnmuteOf: mark?.unmuteOf,
-                  server: written.server, keyUsersMute: written.keyUsersMute, muteSaved: written.muteSaved ? true : nil)
+                  duckLevels: written.duckLevels, server: written.server, keyUsersMute: written.keyUsersMute,
+                  muteSaved: written.muteSaved ? true : nil)
+        markSavedMute(written.savedMute)
+    }
+
+    /// Sets where the key's saved mute is the policy's (``savedMuteAbove`` and the fields beside it) to
+    /// `mark`; none for an entry the policy does not mute.
+    mutating func markSavedMute(_ mark: SavedMuteMark?) {
+        let mark = policyMuted ? mark : nil
+        savedMuteAbove = mark?.above
+        savedMuteServer = mark?.server
+        savedMuteIfUnmuteLost = mark?.ifUnmuteLost == true ? true : nil
+        savedMuteUnmuteOf = mark?.unmuteOf
     }
 }

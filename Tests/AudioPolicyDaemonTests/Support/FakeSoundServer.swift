@@ -233,6 +233,9 @@ final class FakeSoundServer {
     /// While set, the server answers no drain (``StreamServer/drain(_:)``): every write sent before one
     /// may still be lost, as for a daemon killed before the server's answer reached it.
     var answersHeld = false
+    /// While set, the server takes saved-entry writes (a repair) but answers none of them: the daemon
+    /// keeps the journal entry a repair undoes, as one killed before the answer reached it does.
+    var savedEntryAnswersHeld = false
 
     // MARK: - For the connections
 
@@ -350,6 +353,7 @@ final class FakeServerConnection: StreamServer, SavedLevels {
         let before = server.saved[name]
         server.write(.saved(name, volume, muted: muted), from: self)
         post { [self] in
+            guard !server.savedEntryAnswersHeld else { return }
             completion?(true)
             server.savedEntryAnswered(name, before: before)
         }

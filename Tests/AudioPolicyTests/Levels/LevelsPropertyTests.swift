@@ -214,6 +214,7 @@ enum LevelsSequence {
         }
         now += 2000
         for name in rehearsal.indexes.keys.sorted() { _ = rehearsal.play(.end(name, lastWriteLost: false), at: now) }
+        rehearsal.settle()
         for (key, entry) in rehearsal.server.entries.sorted(by: { $0.key < $1.key }) {
             if !entry.volume.matches(entry.trueVolume, tolerance: 2) {
                 return "at the end, \(key) is saved at \(entry.volume); its user's level is \(entry.trueVolume)"

@@ -50,6 +50,13 @@ public struct LevelsRehearsal: Sendable {
     public mutating func play(_ action: LevelsScenario.Action, at now: Milliseconds,
                               location: SourceLocation = SourceLocation(file: "", line: 0, column: 0))
         -> [FixtureRunner.Failure] {
+        // The read that an ended stream's repair waits on is answered before the next step, unless that
+        // step kills the daemon or restarts the server in the same millisecond (the round trip is then
+        // lost with it).
+        switch action {
+        case .killDaemon, .restartServer: daemon.savedEntriesRead(on: &server, before: now)
+        default: daemon.savedEntriesRead(on: &server)
+        }
         // Whatever comes next comes after the server's reports of the daemon's last writes, except a
         // start that overtakes them.
         if case .start(_, _, _, _, true, _) = action {
@@ -140,6 +147,12 @@ public struct LevelsRehearsal: Sendable {
             return failures
         }
         return []
+    }
+
+    /// Lets what the daemon has under way finish: the repairs of streams that ended at the last step are
+    /// sent (``RehearsedDaemon/savedEntriesRead(on:before:)``).
+    public mutating func settle() {
+        daemon.savedEntriesRead(on: &server)
     }
 
     /// A change the server tells after a late volume it has not told yet tells that volume first

@@ -52,6 +52,11 @@ public struct RehearsedDaemon: Sendable {
     private var removalsAwaitingAnswer: [UInt32: Milliseconds] = [:]
     /// When the daemon last sent a write.
     private var lastSentAt: Milliseconds = 0
+    /// Repairs of ended streams' entries, each waiting on the read of the saved entries that comes first,
+    /// as the daemon's do (``StreamRestore/repair(_:completion:)`` writes once the read is answered): sent
+    /// at the daemon's next step, with the time of the end; lost if a kill or a server restart comes in
+    /// the same millisecond as the end (``savedEntriesRead(on:before:)``). The journal keeps a journaled one's entry either way.
+    private var repairsAwaitingRead: [(written: WrittenStream, index: UInt32, at: Milliseconds)] = []
     /// The settled-duck file: survives a kill.
     public private(set) var settledDucks: [SettledDuck] = []
     /// Every factor strictly between 0 and 1 this run ducked to.
@@ -140,6 +145,7 @@ public struct RehearsedDaemon: Sendable {
         alive = false
         connected = false
         removalsAwaitingAnswer = [:]
+        repairsAwaitingRead = []
         ownership = LevelOwnership()
         live = [:]
         duckLevels = []
@@ -148,6 +154,7 @@ public struct RehearsedDaemon: Sendable {
     /// The server went away: nothing can be written; the journal keeps what this run changed.
     public mutating func serverGone() {
         connected = false
+        repairsAwaitingRead = []
         ownership.disconnected()
         for index in live.keys { ownership.streamEnded(index) }
         live = [:]
@@ -297,11 +304,31 @@ public struct RehearsedDaemon: Sendable {
         live[index] = nil
         let end = ownership.streamEnded(index, journaled: journal[index] != nil, now: UInt64(now) * 1000)
         removalsAwaitingAnswer[index] = nil
-        let entry = journal.removeValue(forKey: index)
         switch end {
-        case .lateWrite: repair(written, for: index, on: &server, at: now)
-        case .journaled: if let entry { repair(entry.written, for: index, on: &server, at: now) }
-        case .none: break
+        case .lateWrite:
+            repairsAwaitingRead.append((written, index, now))
+        case .journaled:
+            // The entry stays on disk until the server has answered the repair, as the daemon keeps it
+            // (Actuation+Journal): a kill before that leaves it for the next run to repair again.
+            if let entry = journal[index] {
+                repairsAwaitingRead.append((entry.written, index, now))
+                removalsAwaitingAnswer[index] = now
+            }
+        case .none:
+            journal[index] = nil
+        }
+    }
+
+    /// The server answered the read of its saved entries that the repairs of ended streams wait on, for
+    /// those that ended before `time` (all, if nil): they are sent, at the time of each end (the read takes
+    /// a round trip, under a millisecond).
+    public mutating func savedEntriesRead(on server: inout SavingServer, before time: Milliseconds? = nil) {
+        let repairs = repairsAwaitingRead.filter { repair in time.map { repair.at < $0 } ?? true }
+        repairsAwaitingRead.removeFirst(repairs.count)
+        guard connected else { return }
+        for repair in repairs {
+            lastSentAt = max(lastSentAt, repair.at)
+            self.repair(repair.written, for: repair.index, on: &server, at: repair.at)
         }
     }
 
@@ -445,6 +472,13 @@ public struct RehearsedDaemon: Sendable {
     }
 
     private mutating func journalSavedMute(of key: String) {
-        for (index, entry) in journal where entry.written.key == key && entry.written.policyMuted { journalSync(index) }
+        for (index, entry) in journal where entry.written.key == key && entry.written.policyMuted {
+            guard live[index] == nil else {
+                journalSync(index)
+                continue
+            }
+            // Ended, kept until its repair is answered: its mark as it stands now.
+            journal[index]?.written.savedMute = ownership.savedMuteMark(ofEnded: entry.written)
+        }
     }
 }
