@@ -65,7 +65,7 @@ extension Actuation {
         removalsAwaitingAnswer.remove(index)
         let entry = journalEntry(of: live, pausedPlayers: players)
         report(journal.record(entry))
-        if live.factor < 1 { restore?.rememberSettled([entry.written]) }
+        if live.level.factor < 1 { restore?.rememberSettled([entry.written]) }
     }
 
     /// The stream is back as its user had it: its entry goes once the server has answered the writes
@@ -88,11 +88,12 @@ extension Actuation {
         }
     }
 
-    /// The server answered the policy's unmute of the stream: the journal no longer keeps its mute.
-    func unmuteAnswered(_ index: UInt32) {
-        guard streams[index]?.unmuteUnanswered == true else { return }
-        update(index) { $0.unmuteUnanswered = false }
-        journalSync(index)
+    /// The server answered the writes sent to the stream before `time`: an unmute of the policy's among
+    /// them no longer keeps its mute on record.
+    func unmuteAnswered(_ index: UInt32, sentBefore time: UInt64) {
+        var answered = false
+        update(index) { answered = $0.level.writesAnswered(sentBefore: time) }
+        if answered { journalSync(index) }
     }
 
     /// The stream's entry as it stands, with the run's duck levels and where its key's saved mute is ours.
@@ -178,9 +179,9 @@ extension Actuation {
     /// Nothing is written to a stream whose volume the server has not told (``LateVolume``): nothing of
     /// it is on record until then; what the engine asked for meanwhile is, before it is written.
     func isVolumeAltered(_ index: UInt32) -> Bool {
-        guard let live = streams[index], !live.input.volumePending else { return false }
-        let wantedUnwritten = live.wanted != live.factor && live.input.hasVolume && live.input.volumeWritable
-        return live.factor != 1 || wantedUnwritten || live.policyMutedOnRecord || ramps.running[index] != nil
+        guard let live = streams[index] else { return false }
+        return live.level.isChanged(mutedNow: live.input.muted, writable: live.input.hasVolume && live.input.volumeWritable,
+                                    volumePending: live.input.volumePending, ramping: ramps.running[index] != nil)
     }
 
     /// The stream is gone (after the engine heard of it). Its saved entry still holds what we wrote

@@ -10,7 +10,7 @@ extension Actuation {
     /// Notes a volume written to stream `index`, which the server may save for the stream's key.
     func noteWrite(_ index: UInt32, volume: ChannelVolumes) {
         guard let live = streams[index] else { return }
-        if restore?.wrote(volume, to: live.input, own: live.ownVolume, policyMuted: live.policyMuted) == true {
+        if restore?.wrote(volume, to: live.input, own: live.level.own, policyMuted: live.level.policyMuted) == true {
             journalSavedMute(of: live.input.restoreID)
         }
     }
@@ -58,7 +58,7 @@ extension Actuation {
     func putBack(_ index: UInt32, level: Bool, unmute: Bool) {
         guard let live = streams[index], let server else { return }
         if level {
-            server.setGain(index: index, own: live.ownVolume, factor: 1)
+            server.setGain(index: index, own: live.level.own, factor: 1)
             // Its mute, unless ours and undone in the same batch, is its user's.
             if restore?.wroteOwnLevel(to: live.input, heldMuted: false, usersMute: !unmute && live.input.muted) == true {
                 journalSavedMute(of: live.input.restoreID)

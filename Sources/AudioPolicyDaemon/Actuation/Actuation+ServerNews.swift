@@ -26,10 +26,7 @@ extension Actuation {
         log.debug("stream \(input.index) (\(input.applicationName ?? "?")) appeared \(Self.levelText(input)), key \(input.restoreID ?? "none")")
         var live = LiveStream(input, on: server?.instance ?? .unnamed)
         let held = recoveredHolds.remove(input.index) != nil && input.muted
-        if held {
-            live.policyMuted = true
-            live.heldForLoss = true
-        }
+        if held { live.level.heldByRecovery() }
         insert(live)
         if putBackByRecovery.remove(input.index) != nil {
             report(journal.record(journalEntry(of: live, pausedPlayers: [])))
@@ -45,7 +42,7 @@ extension Actuation {
         // it known (and its own mute, if it has one, the user's) should this run end.
         if savedMuteOurs { journalSavedMute(of: input.restoreID) }
         guard let origin = savedOrigin(input.index) else { return SavedStart() }
-        update(input.index) { $0.ownVolume = origin.own }
+        update(input.index) { $0.level.own = origin.own }
         return SavedStart(adopted: origin.needsCorrection(startedAt: input.volume), mutedByUs: origin.mutedByUs,
                           levelAway: Self.levelAway(input, own: origin.own))
     }
@@ -62,7 +59,7 @@ extension Actuation {
     func streamChanged(_ input: SinkInput) -> (before: SinkInput, lateStart: SavedStart?)? {
         guard let old = streams[input.index]?.input else { return nil }
         if input.levelChange == .theirs, let live = streams[input.index] {
-            log.debug("stream \(input.index): changed by someone else, \(Self.levelText(old)) -> \(Self.levelText(input)) (own \(live.ownVolume), factor \(live.factor))")
+            log.debug("stream \(input.index): changed by someone else, \(Self.levelText(old)) -> \(Self.levelText(input)) (own \(live.level.own), factor \(live.level.factor))")
         }
         restore?.seen(input)
         // Someone else's volume becomes the stream's own when the engine says so (``Command/adoptLevel(_:)``,
@@ -73,7 +70,7 @@ extension Actuation {
         // ours, and on PulseAudio with any change of a stream whose mute it saves (a move, a cork).
         if lateStart == nil, let live = streams[input.index],
            restore?.streamChanged(input, theirLevel: input.levelChange == .theirs && input.theirVolume,
-                                  policyMuted: live.policyMuted) == true {
+                                  policyMuted: live.level.policyMuted) == true {
             journalSavedMute(of: input.restoreID)
         }
         return (old, lateStart)
@@ -81,11 +78,7 @@ extension Actuation {
 
     /// Muted or unmuted by someone else: the mute is theirs either way, never the policy's to undo.
     func userMuted(_ index: UInt32) {
-        update(index) {
-            $0.policyMuted = false
-            $0.heldForLoss = false
-            $0.unmuteUnanswered = false
-        }
+        update(index) { $0.level.theyMuted() }
         if let live = streams[index] {
             restore?.theyMuted(live.input)
             journalSavedMute(of: live.input.restoreID)
@@ -111,16 +104,13 @@ extension Actuation {
         guard let live = streams[index] else { return SavedStart() }
         log.debug("stream \(index): the server told its level: \(Self.levelText(live.input))")
         let late = LateVolume.arrived(at: live.input.volume, muted: live.input.muted, origin: savedOrigin(index),
-                                      policyMuted: live.policyMuted)
+                                      policyMuted: live.level.policyMuted)
         if restore?.volumeArrived(live.input) == true { journalSavedMute(of: live.input.restoreID) }
-        update(index) { $0.ownVolume = late.own }
+        update(index) { $0.level.own = late.own }
         if late.policyYields {
             // Its user's mute: the engine hears of it (server intake) and gives back what its fade took.
             stopRamp(index)
-            update(index) {
-                $0.policyMuted = false
-                $0.heldForLoss = false
-            }
+            update(index) { $0.level.policyYieldsMute() }
         }
         journalSync(index)
         return SavedStart(adopted: late.adopted, mutedByUs: late.mutedByUs,

@@ -130,8 +130,7 @@ final class Actuation {
             journalSync(index)
         case let .mute(id, from, fade):
             guard let index = index(of: id) else { return }
-            streams[index]?.policyMuted = true
-            streams[index]?.unmuteUnanswered = false
+            streams[index]?.level.policyMutes()
             ramps.start(index, Ramp(from: from, to: 0, start: now, duration: fade), then: .mute,
                         byBackend: rampsByBackend(index))
             journalSync(index)
@@ -139,21 +138,17 @@ final class Actuation {
             // The engine holds only what it muted and its user has not touched since; the journal keeps a
             // hold only together with the policy's mute (``JournalEntry``).
             guard let index = index(of: id) else { return }
-            streams[index]?.heldForLoss = true
+            streams[index]?.level.holdForLoss()
             journalSync(index)
         case let .unmute(id, to, fade):
             guard let index = index(of: id) else { return }
+            let sent = MainLoop.monotonicMicroseconds()
             update(index) { live in
                 // The unmute goes out with this batch: until its echo, the mute the snapshot shows is ours,
                 // never the user's. Journaled as the user's, a server restart or a kill before the echo had
                 // it written back as the key's saved mute, and every later stream of the key started muted
                 // (the soak, on PipeWire: the fade-in after a call cut short by a server restart).
-                if live.policyMuted {
-                    live.input.muted = false
-                    live.unmuteUnanswered = true
-                }
-                live.policyMuted = false
-                live.heldForLoss = false
+                if live.level.policyUnmutes(at: sent) { live.input.muted = false }
             }
             noteDuckLevel(to)
             ramps.start(index, Ramp(from: 0, to: to, start: now, duration: fade), byBackend: rampsByBackend(index))
@@ -161,20 +156,17 @@ final class Actuation {
             requests.append { [unowned self] in
                 write(index, factor: 0)
                 writeMute(index, false)
-                server?.drain { [weak self] in self?.unmuteAnswered(index) }
+                server?.drain { [weak self] in self?.unmuteAnswered(index, sentBefore: sent &+ 1) }
             }
         case let .yieldVolume(id):
-            guard let index = index(of: id), var live = streams[index] else { return }
+            guard let index = index(of: id) else { return }
             ramps.cancel(index)
-            live.ownVolume = live.input.volume
-            live.factor = 1
-            live.wanted = 1
-            streams[index] = live
+            update(index) { $0.level.theirLevel($0.input.volume) }
             journalSync(index)
         case let .adoptLevel(id):
             // Untouched by the policy: what the next duck scales and its end gives back.
             guard let index = index(of: id) else { return }
-            update(index) { $0.ownVolume = $0.input.volume }
+            update(index) { $0.level.own = $0.input.volume }
             journalSync(index)
         case let .rewriteLevel(id):
             guard let index = index(of: id) else { return }
@@ -252,36 +244,29 @@ final class Actuation {
     /// ramp's target as far as the daemon's bookkeeping goes (the backend reports it so).
     private func hand(_ index: UInt32, _ ramp: Ramp, at now: Double) {
         guard var live = streams[index] else { return }
-        live.wanted = ramp.to
+        let send = live.level.want(ramp.to, writable: live.writable, evenIfThere: true)
         streams[index] = live
-        guard live.input.hasVolume, live.input.volumeWritable, !live.input.volumePending else { return }
-        live.factor = ramp.to
-        streams[index] = live
-        server?.rampGain(index: index, own: live.ownVolume, to: ramp.to, over: max(0, Double(ramp.end) - now))
-        noteWrite(index, volume: live.volume(at: ramp.to))
+        guard send else { return }
+        server?.rampGain(index: index, own: live.level.own, to: ramp.to, over: max(0, Double(ramp.end) - now))
+        noteWrite(index, volume: live.level.volume(at: ramp.to))
     }
 
     func write(_ index: UInt32, factor: Double) {
         guard var live = streams[index] else { return }
-        live.wanted = factor
+        let send = live.level.want(factor, writable: live.writable)
         streams[index] = live
-        guard live.input.hasVolume, live.input.volumeWritable, !live.input.volumePending, factor != live.factor else {
-            return
-        }
-        live.factor = factor
-        streams[index] = live
-        server?.setGain(index: index, own: live.ownVolume, factor: factor)
-        noteWrite(index, volume: live.volume(at: factor))
+        guard send else { return }
+        server?.setGain(index: index, own: live.level.own, factor: factor)
+        noteWrite(index, volume: live.level.volume(at: factor))
     }
 
     /// Writes a stream's own level once more (``Command/rewriteLevel(_:)``): a volume write of ours still on
     /// its way lands over its user's level, and this one lands after it.
     private func rewriteOwnLevel(_ index: UInt32) {
-        guard let live = streams[index], live.input.hasVolume, live.input.volumeWritable, !live.input.volumePending
-        else { return }
+        guard let live = streams[index], live.writable else { return }
         log.debug("stream \(index): its user's level written again over our write still on its way")
-        server?.setGain(index: index, own: live.ownVolume, factor: 1)
-        noteWrite(index, volume: live.ownVolume)
+        server?.setGain(index: index, own: live.level.own, factor: 1)
+        noteWrite(index, volume: live.level.own)
     }
 
     // MARK: - Meters

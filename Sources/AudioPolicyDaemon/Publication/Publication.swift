@@ -89,7 +89,7 @@ final class Publication {
                 pid: live?.input.processID,
                 role: status.role, class: status.className, state: status.state, factor: status.factor,
                 muted: status.muted, spoken: status.spoken, rule: status.reason,
-                hook: status.isHook ? status.id : nil, volume: live?.ownVolume.averageLinear,
+                hook: status.isHook ? status.id : nil, volume: live?.level.own.averageLinear,
                 audible: status.isHook ? nil : status.audible, measured: status.isHook ? nil : status.measured,
                 target: status.target, settles: Int(status.settlesAt))
             row.appID = live?.input.properties[SandboxedStreams.appIDKey]

@@ -203,12 +203,12 @@ enum LevelsSequence {
         _ = rehearsal.play(.startDaemon, at: now)
         for (name, index) in rehearsal.indexes.sorted(by: { $0.key < $1.key }) {
             guard let record = rehearsal.daemon.live[index] else { continue }
-            if record.heldForLoss {
+            if record.level.heldForLoss {
                 _ = rehearsal.play(.userMute(name, false), at: now)
-            } else if record.policyMuted {
+            } else if record.level.policyMuted {
                 _ = rehearsal.play(.unmute(name), at: now)
             }
-            if rehearsal.daemon.live[index].map({ $0.factor != 1 }) == true {
+            if rehearsal.daemon.live[index].map({ $0.level.factor != 1 }) == true {
                 _ = rehearsal.play(.ramp(name, to: 1, steps: 1), at: now)
             }
         }
@@ -235,10 +235,10 @@ enum LevelsSequence {
             // own level is one of its key's own levels, but which one cannot be told.
             let silentStart = rehearsal.silentStarts.contains(index)
             // Told no volume yet (pipewire-pulse), the daemon takes no own level for it.
-            if !silentStart, !record.volumePending, !record.own.matches(stream.trueOwn, tolerance: 2) {
-                return "after \(step.action) at \(step.at) ms, the daemon takes \(record.own) for \(name)'s own level; its user's is \(stream.trueOwn)"
+            if !silentStart, !record.volumePending, !record.level.own.matches(stream.trueOwn, tolerance: 2) {
+                return "after \(step.action) at \(step.at) ms, the daemon takes \(record.level.own) for \(name)'s own level; its user's is \(stream.trueOwn)"
             }
-            if record.policyMuted == false, !record.volumePending, stream.muted, !stream.trueMuted {
+            if record.level.policyMuted == false, !record.volumePending, stream.muted, !stream.trueMuted {
                 return "after \(step.action) at \(step.at) ms, \(name) is muted by us with no policy mute on record"
             }
         }

@@ -139,7 +139,7 @@ public struct LevelsRehearsal: Sendable {
             }
             var failures: [FixtureRunner.Failure] = []
             if let level { failures += Self.compare("stream \(name) level", level, stream.volume, location) }
-            if let own { failures += Self.compare("stream \(name) own level", own, daemon.live[index]?.own, location) }
+            if let own { failures += Self.compare("stream \(name) own level", own, daemon.live[index]?.level.own, location) }
             if let muted, stream.muted != muted {
                 failures.append(.init(location: location, subject: "stream \(name)", expected: "muted \(muted)",
                                       got: "muted \(stream.muted)"))

@@ -9,26 +9,22 @@ public struct RehearsedDaemon: Sendable {
     /// The daemon's record of one live stream.
     public struct Live: Equatable, Sendable {
         public var key: String
-        /// What it takes for the stream's own level.
-        public var own: ChannelVolumes
-        /// The policy's factor written.
-        public var factor: Double = 1
-        /// The factor the policy asks for: written once the server can take it (``volumePending``).
-        public var wanted: Double = 1
+        /// What the daemon has done to its level and mute: the record the daemon's actuation keeps too.
+        public var level: StreamLevel
         /// The server has not told its volume yet (pipewire-pulse): nothing is written to it, and it has
         /// no own level (empty).
         public var volumePending = false
         /// Its user's mute, as far as the daemon knows.
         public var muted = false
-        public var policyMuted = false
-        public var heldForLoss = false
-        /// When the policy's unmute of it was sent, until the server has answered it: the journal keeps
-        /// the policy's mute on record until then (``JournalEntry``'s `policyMuted`).
-        public var unmuteUnanswered: Milliseconds?
 
-        /// The policy's mute as the journal has it: in force, or undone by an unmute not yet answered
-        /// (lost if the stream ends at once; a kill then leaves the next run to repair its key unmuted).
-        var policyMutedOnRecord: Bool { policyMuted || (unmuteUnanswered != nil && !muted) }
+        init(key: String, own: ChannelVolumes, muted: Bool) {
+            self.key = key
+            level = StreamLevel(own: own)
+            self.muted = muted
+        }
+
+        /// The policy's mute as the journal has it (``StreamLevel/policyMutedOnRecord(mutedNow:)``).
+        var policyMutedOnRecord: Bool { level.policyMutedOnRecord(mutedNow: muted) }
     }
 
     /// One journal entry: what survives a kill.
@@ -176,10 +172,7 @@ public struct RehearsedDaemon: Sendable {
         }
         let held = recoveredHolds.remove(index) != nil && stream.muted
         var record = Live(key: stream.key, own: stream.volume, muted: stream.muted)
-        if held {
-            record.policyMuted = true
-            record.heldForLoss = true
-        }
+        if held { record.level.heldByRecovery() }
         live[index] = record
         if ownership.streamAppeared(index, key: stream.key, muted: stream.muted) { journalSavedMute(of: stream.key) }
         if held { return journalSync(index) }
@@ -187,7 +180,7 @@ public struct RehearsedDaemon: Sendable {
         guard var origin = ownership.origin(of: index, key: stream.key, volume: stream.volume, muted: stream.muted,
                                             volumeKnown: true, announcedAt: stream.overtookRepair ? 0 : UInt64(now) * 1000,
                                             now: UInt64(now) * 1000) else { return }
-        live[index]?.own = origin.own
+        live[index]?.level.own = origin.own
         live[index]?.muted = StartOrigin.usersMute(startedMuted: stream.muted, mutedByUs: origin.mutedByUs, held: false)
         if takesStartMutesForTheUsers { origin.mutedByUs = false }
         correctStart(index, origin, at: stream.volume, untouched: true, policyMuted: false, on: &server, now: now)
@@ -224,27 +217,25 @@ public struct RehearsedDaemon: Sendable {
                                       volumeKnown: true, now: UInt64(now) * 1000)
         if takesStartMutesForTheUsers { origin?.mutedByUs = false }
         let late = LateVolume.arrived(at: stream.volume, muted: stream.muted, origin: origin,
-                                      policyMuted: record.policyMuted)
+                                      policyMuted: record.level.policyMuted)
         // The engine's restatement with no ramp running: the policy's mute where the stream arrived
         // without one, the factor where the policy does not mute it.
-        let muteNow = record.policyMuted && !stream.muted
-        let writeWanted = !record.policyMuted || muteNow
+        let muteNow = record.level.policyMuted && !stream.muted
+        let writeWanted = !record.level.policyMuted || muteNow
         let savedMuteOurs = ownership.volumeArrived(index, key: stream.key, muted: stream.muted)
         record.volumePending = false
-        record.own = late.own
+        record.level.own = late.own
         record.muted = late.usersMute
-        if late.policyYields {
-            record.policyMuted = false
-            record.heldForLoss = false
-        }
+        if late.policyYields { record.level.policyYieldsMute() }
         live[index] = record
         if savedMuteOurs { journalSavedMute(of: stream.key) }
         journalSync(index)
-        if writeWanted { write(index, factor: record.wanted, on: &server, at: now) }
+        if writeWanted { write(index, factor: record.level.wanted, on: &server, at: now) }
         if muteNow { writeMute(index, true, on: &server, at: now, continuesBatch: writeWanted) }
         if late.adopted, let written = live[index] {
             correctStart(index, StartOrigin(own: late.own, mutedByUs: late.mutedByUs), at: stream.volume,
-                         untouched: written.factor == 1, policyMuted: written.policyMuted, on: &server, now: now)
+                         untouched: written.level.factor == 1, policyMuted: written.level.policyMuted, on: &server,
+                         now: now)
         }
         journalSync(index)
     }
@@ -252,11 +243,9 @@ public struct RehearsedDaemon: Sendable {
     /// Its user set its level: that is its own from now on, and the policy yields to it.
     public mutating func userLevel(_ index: UInt32, on server: SavingServer) {
         guard connected, var record = live[index], let stream = server.streams[index] else { return }
-        record.own = stream.volume
-        record.factor = 1
-        record.wanted = 1
+        record.level.theirLevel(stream.volume)
         live[index] = record
-        if ownership.streamChanged(index, key: record.key, theirLevel: true, policyMuted: record.policyMuted,
+        if ownership.streamChanged(index, key: record.key, theirLevel: true, policyMuted: record.level.policyMuted,
                                    muted: record.muted) {
             journalSavedMute(of: record.key)
         }
@@ -267,9 +256,7 @@ public struct RehearsedDaemon: Sendable {
     public mutating func userMuted(_ index: UInt32, _ muted: Bool) {
         guard connected, var record = live[index] else { return }
         record.muted = muted
-        record.policyMuted = false
-        record.heldForLoss = false
-        record.unmuteUnanswered = nil
+        record.level.theyMuted()
         live[index] = record
         ownership.theyMuted(index, key: record.key, muted: muted)
         journalSavedMute(of: record.key)
@@ -289,7 +276,7 @@ public struct RehearsedDaemon: Sendable {
     /// The server moved it.
     public mutating func moved(_ index: UInt32) {
         guard connected, let record = live[index] else { return }
-        if ownership.streamChanged(index, key: record.key, theirLevel: false, policyMuted: record.policyMuted,
+        if ownership.streamChanged(index, key: record.key, theirLevel: false, policyMuted: record.level.policyMuted,
                                    muted: record.muted) {
             journalSavedMute(of: record.key)
         }
@@ -350,7 +337,7 @@ public struct RehearsedDaemon: Sendable {
                               at now: Milliseconds) {
         guard connected, let record = live[index] else { return }
         if factor > 0, factor < 1, !duckLevels.contains(factor) { duckLevels.append(factor); duckLevels.sort() }
-        let from = record.factor
+        let from = record.level.factor
         let count = max(steps, 1)
         for step in 1...count {
             let f = step == count ? factor : from + (factor - from) * Double(step) / Double(count)
@@ -360,9 +347,8 @@ public struct RehearsedDaemon: Sendable {
 
     /// The mute fallback: faded out, then muted. Never a stream its user muted (the engine leaves those be).
     public mutating func fadeOut(_ index: UInt32, on server: inout SavingServer, at now: Milliseconds) {
-        guard connected, let record = live[index], !record.muted, !record.policyMuted else { return }
-        live[index]?.policyMuted = true
-        live[index]?.unmuteUnanswered = nil
+        guard connected, let record = live[index], !record.muted, !record.level.policyMuted else { return }
+        live[index]?.level.policyMutes()
         journalSync(index)
         write(index, factor: 0, on: &server, at: now)
         writeMute(index, true, on: &server, at: now, continuesBatch: true)
@@ -371,20 +357,18 @@ public struct RehearsedDaemon: Sendable {
 
     /// The mute is held until the user acts (its output went away).
     public mutating func hold(_ index: UInt32) {
-        guard connected, live[index]?.policyMuted == true else { return }
-        live[index]?.heldForLoss = true
+        guard connected, live[index]?.level.policyMuted == true else { return }
+        live[index]?.level.holdForLoss()
         journalSync(index)
     }
 
     /// The policy's mute is over: unmuted, and faded in to its own level.
     public mutating func unmute(_ index: UInt32, on server: inout SavingServer, at now: Milliseconds) {
-        guard connected, live[index]?.policyMuted == true else { return }
-        live[index]?.policyMuted = false
-        live[index]?.heldForLoss = false
+        guard connected, live[index]?.level.policyMuted == true else { return }
+        live[index]?.level.policyUnmutes(at: UInt64(now) * 1000)
         // The mute it had was ours (a held stream is heard of muted): unmuted, it is not its user's, as
         // the daemon's unmute command takes it (Actuation.record).
         live[index]?.muted = false
-        live[index]?.unmuteUnanswered = now
         journalSync(index)
         // One batch, as the daemon's unmute command sends it: lost as one if the stream ends at once.
         write(index, factor: 0, on: &server, at: now)
@@ -398,16 +382,14 @@ public struct RehearsedDaemon: Sendable {
     private mutating func write(_ index: UInt32, factor: Double, on server: inout SavingServer, at now: Milliseconds,
                                 continuesBatch: Bool = false) {
         guard var record = live[index] else { return }
-        record.wanted = factor
+        let send = record.level.want(factor, writable: !record.volumePending)
         live[index] = record
-        guard !record.volumePending, factor != record.factor else { return }
-        record.factor = factor
-        live[index] = record
+        guard send else { return }
         lastSentAt = now
-        let volume = factor == 1 ? record.own : record.own.scaled(by: factor)
+        let volume = record.level.volume(at: factor)
         journalSync(index)
         server.setVolume(index, volume, byDaemon: true, at: now, continuesBatch: continuesBatch)
-        if ownership.wrote(volume, to: index, key: record.key, own: record.own, policyMuted: record.policyMuted,
+        if ownership.wrote(volume, to: index, key: record.key, own: record.level.own, policyMuted: record.level.policyMuted,
                            muted: record.muted,
                            now: UInt64(now) * 1000) {
             journalSavedMute(of: record.key)
@@ -430,7 +412,7 @@ public struct RehearsedDaemon: Sendable {
     private mutating func journalSync(_ index: UInt32) {
         guard let record = live[index] else { return }
         // Nothing is written to a stream whose volume the server has not told: nothing is on record.
-        guard !record.volumePending, record.factor != 1 || record.wanted != record.factor || record.policyMutedOnRecord else {
+        guard record.level.isChanged(mutedNow: record.muted, volumePending: record.volumePending) else {
             // Kept, as it stands now (its user's level and mute), until the server has answered the
             // writes that put it back (recovery's too).
             guard journal[index] != nil || putBackByRecovery.remove(index) != nil, !record.volumePending else { return }
@@ -440,8 +422,8 @@ public struct RehearsedDaemon: Sendable {
         }
         removalsAwaitingAnswer[index] = nil
         let written = written(index, record)
-        journal[index] = Journaled(written: written, heldForLoss: record.heldForLoss)
-        if record.factor < 1, ownership.rememberSettled([written]) { settledDucks = ownership.settledDucks }
+        journal[index] = Journaled(written: written, heldForLoss: record.level.heldForLoss)
+        if record.level.factor < 1, ownership.rememberSettled([written]) { settledDucks = ownership.settledDucks }
     }
 
     /// The server has answered every write sent before `time`: the entries of streams those writes put
@@ -449,8 +431,7 @@ public struct RehearsedDaemon: Sendable {
     /// their answer leaves the entries on disk.
     public mutating func serverAnswered(writesSentBefore time: Milliseconds) {
         guard connected else { return }
-        for (index, record) in live where record.unmuteUnanswered.map({ $0 < time }) == true {
-            live[index]?.unmuteUnanswered = nil
+        for index in live.keys.sorted() where live[index]?.level.writesAnswered(sentBefore: UInt64(max(time, 0)) * 1000) == true {
             journalSync(index)
         }
         for key in ownership.writesAnswered(sentBefore: UInt64(max(time, 0)) * 1000) { journalSavedMute(of: key) }
@@ -466,9 +447,9 @@ public struct RehearsedDaemon: Sendable {
 
     /// The stream as the journal writes it.
     private func written(_ index: UInt32, _ record: Live) -> WrittenStream {
-        ownership.written(index, key: record.key, own: record.own, usersMute: record.muted,
+        ownership.written(index, key: record.key, own: record.level.own, usersMute: record.muted,
                           policyMutedOnRecord: record.policyMutedOnRecord,
-                          unmuteInFlight: !record.policyMuted && record.policyMutedOnRecord, duckLevels: duckLevels)
+                          unmuteInFlight: record.level.unmuteInFlight(mutedNow: record.muted), duckLevels: duckLevels)
     }
 
     private mutating func journalSavedMute(of key: String) {
