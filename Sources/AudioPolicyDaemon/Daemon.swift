@@ -103,7 +103,7 @@ public final class Daemon {
         let journal = Journal(store: options.journalPath.map { JournalStore(path: $0, durableCopy: options.journalDurableCopy) })
         actuation = Actuation(loop: loop, log: log, clock: clock, players: players, journal: journal)
         serverIntake = ServerIntake(loop: loop, log: log, makeServer: server, actuation: actuation, players: players)
-        publication = Publication(log: log, clock: clock, reading: live, actuation: actuation, players: players,
+        publication = Publication(log: log, loop: loop, clock: clock, reading: live, actuation: actuation, players: players,
                                   outbox: outbox)
         controlIntake = ControlIntake(log: log, reading: live, players: players, publication: publication, outbox: outbox)
         wire()
@@ -326,6 +326,7 @@ public final class Daemon {
         guard !stopped else { return }
         stopped = true
         timer?.cancel()
+        publication.publishWaiting()
         actuation.meters.stopAll()
         actuation.closeJournal()
         guard let server = actuation.server, server.state == .ready else {

@@ -1,5 +1,6 @@
 import AudioPolicy
 import ControlProtocol
+import EventLoop
 import FoundationEssentials
 import Logging
 import PulseBackend
@@ -9,9 +10,11 @@ import SoundBackend
 /// Now Playing (``NowPlaying``).
 ///
 /// It reads the result of each batch — the engine's snapshot, actuation's stream table, the players —
-/// and changes none of them.
+/// and changes none of them. While nobody subscribes to events, a batch is published on the next turn of
+/// the loop (``published(_:)``), after the requests it led to have left.
 final class Publication {
     var log: Logger
+    private let loop: MainLoop
     private let clock: DaemonClock
     private unowned let reading: any EngineReading
     private let actuation: Actuation
@@ -25,10 +28,15 @@ final class Publication {
     private var reportedStreams: [String: StatusReport.Stream] = [:]
     /// The last decisions, for `status` and `top`.
     private var decisions = DecisionLog()
+    /// Batches whose decisions and Now Playing wait for the next turn of the loop, and the timer that
+    /// publishes them then (``published(_:)``).
+    private var unpublished: [[Command]] = []
+    private var publicationTimer: MainLoop.Timer?
 
-    init(log: Logger, clock: DaemonClock, reading: any EngineReading, actuation: Actuation, players: MediaPlayers,
+    init(log: Logger, loop: MainLoop, clock: DaemonClock, reading: any EngineReading, actuation: Actuation, players: MediaPlayers,
          outbox: ControlOutbox) {
         self.log = log
+        self.loop = loop
         self.clock = clock
         self.reading = reading
         self.actuation = actuation
@@ -41,7 +49,39 @@ final class Publication {
     // MARK: - After each batch
 
     /// Logs and publishes a batch's decisions and Now Playing changes, then the streams whose state changed.
+    ///
+    /// With no subscriber, that waits for the next turn of the loop: libpulse writes the requests a
+    /// batch led to (a prompt's ducks) once the callback that told the news returns, and the decisions'
+    /// text, their log lines and Now Playing's MPRIS update (about a tenth of the daemon's share of a
+    /// reaction) held them back. What `status` and a new subscriber read is published first
+    /// (``publishWaiting()``). A subscriber's events go out at once, one batch at a time, so that none
+    /// of a batch's stream states is skipped.
     func published(_ commands: [Command]) {
+        guard subscribers.isEmpty else {
+            publishWaiting()
+            publish(batch: commands)
+            publishStreamChanges()
+            return
+        }
+        unpublished.append(commands)
+        if publicationTimer == nil {
+            publicationTimer = MainLoop.Timer(loop: loop) { [unowned self] in publishWaiting() }
+        }
+        if publicationTimer?.isScheduled != true { publicationTimer?.schedule(after: 0) }
+    }
+
+    /// Publishes the batches that wait for the next turn of the loop, in order.
+    func publishWaiting() {
+        guard !unpublished.isEmpty else { return }
+        publicationTimer?.cancel()
+        let batches = unpublished
+        unpublished = []
+        for batch in batches { publish(batch: batch) }
+        publishStreamChanges()
+    }
+
+    /// Logs and publishes one batch's decisions and Now Playing changes.
+    private func publish(batch commands: [Command]) {
         for command in commands {
             switch command {
             case let .decision(decision):
@@ -58,7 +98,6 @@ final class Publication {
                 break
             }
         }
-        publishStreamChanges()
     }
 
     /// Keeps a decision for `status` and `top`; stream starts are left out (they would crowd out what
@@ -73,6 +112,7 @@ final class Publication {
     // MARK: - Status
 
     func status(server: String?) -> StatusReport {
+        publishWaiting()
         let policy = reading.engine.policy
         return StatusReport(nowPlaying: nowPlaying.report(), streams: statusRows(), policy: policy.source,
                             server: server, decisions: decisions.recent, policyFiles: policy.files,
@@ -102,6 +142,7 @@ final class Publication {
 
     /// `client` subscribes to `kinds`: where things stand now goes out right after the reply; changes follow.
     func subscribe(_ client: ControlServer.ClientID, to kinds: [ControlEvent.Kind]) {
+        publishWaiting()
         subscribers[client] = Set(kinds)
         let now = clock.now
         // Inputs first: a recorder learns of the streams before their states.
