@@ -180,7 +180,7 @@ extension Actuation {
     /// it is on record until then; what the engine asked for meanwhile is, before it is written.
     func isVolumeAltered(_ index: UInt32) -> Bool {
         guard let live = streams[index] else { return false }
-        return live.level.isChanged(mutedNow: live.input.muted, writable: live.input.hasVolume && live.input.volumeWritable,
+        return live.level.isChanged(mutedNow: live.input.muted, writable: live.writable,
                                     volumePending: live.input.volumePending, ramping: ramps.running[index] != nil)
     }
 
