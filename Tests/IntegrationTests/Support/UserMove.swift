@@ -10,12 +10,21 @@ import Foundation
 /// writes the stream's `target.node` and `target.object` into the "default" metadata, and WirePlumber
 /// links the stream anew when that metadata changes. A second `pactl move-sink-input` to the same sink
 /// writes the same values, which is no change (seen with `pw-metadata -m`: no update at all), so nothing
-/// happens and repeating the move cannot help. Each further try therefore first deletes the stream's
-/// two targets (`pw-metadata -d`), so that the move's write is a change WirePlumber acts on, linking the
-/// stream again, and the report follows. PulseAudio moves at once; there the first move is the only one.
+/// happens and repeating the move cannot help. Each further try therefore deletes the stream's two
+/// targets and writes them itself (`pw-metadata`, the values pipewire-pulse writes), so that the write is
+/// a change WirePlumber acts on, linking the stream again, and the report follows. PulseAudio moves at
+/// once; there the first move is the only one.
+///
+/// Why each try waits longer: a CI run's PipeWire leg moved a stream just after a headset was loaded,
+/// four times 2 s apart, and found neither a line of WirePlumber's policy after the stream's first link
+/// nor any target of the stream in the metadata. WirePlumber 0.4's policy skips every rescan, silently
+/// below level D, while any session item is still being activated (`checkPending` in policy-node.lua),
+/// and says so only after 20 s. The tries wait 2, 4, 6, 8 and 10 s (30 s in all, past that message,
+/// which the failure quotes); a move that works takes milliseconds, so only a stuck one waits.
 enum UserMove {
-    /// Tries before the move counts as failed; each waits `patience` seconds for the server's report.
-    static let tries = 4
+    /// Tries before the move counts as failed; try `n` (from 1) waits `n` times `patience` seconds for
+    /// the server's report.
+    static let tries = 5
     static let patience = 2.0
 
     /// Moves sink input `index` to the sink named `sinkName` (index `sinkIndex`) and returns how many
@@ -30,9 +39,12 @@ enum UserMove {
                 throw CommandFailure(description: "sink input #\(index) is still on sink \(stream.sink) after "
                                      + "\(tries) moves to \(sinkName) (\(sinkIndex)): \(diagnosis())")
             }
-            if moves > 1, let node = stream.properties["object.id"] { forgetTargets(ofNode: node) }
-            _ = try run("pactl", "move-sink-input", "\(index)", sinkName)
-            _ = try? changes.await("sink input #\(index) on \(sinkName)", timeout: patience) {
+            if moves > 1, let node = stream.properties["object.id"], let sink = try pipeWireSink(named: sinkName) {
+                retarget(node: node, to: sink)
+            } else {
+                _ = try run("pactl", "move-sink-input", "\(index)", sinkName)
+            }
+            _ = try? changes.await("sink input #\(index) on \(sinkName)", timeout: patience * Double(moves)) {
                 () throws -> Probe<Void> in
                 let sink = try current().sink
                 return sink == sinkIndex ? .done(()) : .waiting("on sink \(sink)")
@@ -51,12 +63,32 @@ enum UserMove {
         return environment
     }
 
-    /// Deletes node `node`'s move targets from PipeWire's "default" metadata (no-op on PulseAudio).
-    private static func forgetTargets(ofNode node: String) {
+    /// The PipeWire node id and object serial of the sink named `name`, as pipewire-pulse reports them;
+    /// nil on PulseAudio.
+    private static func pipeWireSink(named name: String) throws -> (node: String, serial: String)? {
+        guard pipeWireRemote != nil else { return nil }
+        let data = Data(try run("pactl", "--format=json", "list", "sinks").utf8)
+        let sinks = (try JSONSerialization.jsonObject(with: data) as? [[String: Any]]) ?? []
+        guard let sink = sinks.first(where: { $0["name"] as? String == name }),
+              let properties = sink["properties"] as? [String: Any],
+              let node = properties["object.id"] as? String, let serial = properties["object.serial"] as? String
+        else { throw CommandFailure(description: "pipewire-pulse reports no sink \(name) with its node and serial") }
+        return (node, serial)
+    }
+
+    /// Writes node `node`'s move targets into PipeWire's "default" metadata as pipewire-pulse's move does
+    /// (`target.node` the sink's node id, `target.object` its serial), after deleting them, so that the
+    /// write is a change WirePlumber acts on. Written directly, with pw-metadata, which waits for the
+    /// server to take it: a retry does not depend on pipewire-pulse a second time (a CI run's four moves
+    /// left no target of the stream in the metadata at all).
+    private static func retarget(node: String, to sink: (node: String, serial: String)) {
         guard let environment = pipeWireRemote else { return }
         for key in ["target.object", "target.node"] {
             _ = try? outcome(["pw-metadata", "-d", node, key], environment: environment, timeout: 5)
         }
+        _ = try? outcome(["pw-metadata", node, "target.node", sink.node, "Spa:Id"], environment: environment, timeout: 5)
+        _ = try? outcome(["pw-metadata", node, "target.object", sink.serial, "Spa:Id"], environment: environment,
+                         timeout: 5)
     }
 
     /// What PipeWire's metadata and WirePlumber's log say, for a failed move's message.
