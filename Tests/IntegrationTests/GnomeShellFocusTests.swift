@@ -133,10 +133,15 @@ final class HeadlessGnomeShell {
                                          to: extensions.appendingPathComponent(Self.driverUUID))
         let shell = try session.start(["gnome-shell", "--headless", "--wayland", "--no-x11", "--virtual-monitor", "1024x768"])
         let (runtimePath, environment) = (session.runtime.path, session.environment)
-        try changes.await("gnome-shell's Wayland socket and extension service", timeout: 20) { () throws -> Probe<Void> in
+        // The shell answers `gnome-extensions list` over the session bus once it has started; while it is
+        // still starting, the call can hang (a CI run's clean clone: 10 s with no answer), which is only
+        // waiting, as a call refused is: each try is given 5 s, the whole start 45 s.
+        try changes.await("gnome-shell's Wayland socket and extension service", timeout: 45) { () throws -> Probe<Void> in
             if let code = shell.exitCode { throw CommandFailure(description: "gnome-shell exited with \(code)") }
             guard FileManager.default.fileExists(atPath: "\(runtimePath)/wayland-0") else { return .waiting("no wayland-0") }
-            let listed = try outcome(["gnome-extensions", "list"], environment: environment)
+            guard let listed = try? outcome(["gnome-extensions", "list"], environment: environment, timeout: 5) else {
+                return .waiting("gnome-extensions list unanswered within 5 s")
+            }
             return listed.code == 0 && listed.output.contains(Self.driverUUID) ? .done(()) : .waiting("\(listed)")
         }
         for uuid in [Self.extensionUUID, Self.driverUUID] {
