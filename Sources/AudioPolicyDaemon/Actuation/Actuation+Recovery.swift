@@ -18,12 +18,18 @@ extension Actuation {
     /// `completion` runs once the server has taken every write (the journal is cleared then).
     func recoverFromJournal(_ inputs: [SinkInput], completion: @escaping () -> Void) -> [SinkInput] {
         let recovering = journal.beginRecovery()
-        let entries = RecoveryStep.newestPerStream(recovering, \.written)
-        recoveredHolds = []
-        putBackByRecovery = []
+        let instance = restore?.serverInstance
+        let plan = RecoveryPlan(recovering, written: \.written, heldForLoss: { $0.heldForLoss == true }) { entry in
+            inputs.first { entry.describes($0, on: instance) }.map {
+                RecoveryPlan.Present(volume: $0.volume, muted: $0.muted, writable: $0.hasVolume && $0.volumeWritable)
+            }
+        }
+        let entries = plan.entries
+        recoveredHolds = server == nil ? [] : plan.holds
+        putBackByRecovery = server == nil ? [] : plan.putBack
         // Streams that started while no daemon ran may have been given its ducks, or its mute.
-        let absent = entries.filter { entry in !inputs.contains { entry.describes($0, on: restore?.serverInstance) } }
-        restore?.recovered(entries.map(\.written), gone: Set(absent.map(\.sinkInput)), present: Dictionary(inputs.map { ($0.index, $0.muted) }, uniquingKeysWith: { first, _ in first }))
+        restore?.recovered(entries.map(\.written), gone: plan.goneIndexes,
+                           present: Dictionary(inputs.map { ($0.index, $0.muted) }, uniquingKeysWith: { first, _ in first }))
         let marks = entries.compactMap { entry in
             entry.written.savedMute.map { mark in
                 "\(entry.sinkInput) of \(entry.restoreID ?? "?") above \(mark.above)"
@@ -46,22 +52,15 @@ extension Actuation {
             return inputs
         }
         var restored = inputs
-        var gone: [JournalEntry] = []
         var outcome: [String] = []
-        for entry in entries {
-            guard let position = restored.firstIndex(where: { entry.describes($0, on: restore?.serverInstance) }) else {
-                gone.append(entry)
-                continue
-            }
+        for kept in plan.kept {
+            let entry = kept.entry, step = kept.step
+            guard let position = restored.firstIndex(where: { $0.index == kept.index }) else { continue }
             var input = restored[position]
             let name = "stream \(entry.sinkInput) (\(entry.application ?? "?"))"
-            let step = RecoveryStep.of(entry.written, heldForLoss: entry.heldForLoss == true, volume: input.volume,
-                                       muted: input.muted, writable: input.hasVolume && input.volumeWritable)
-            if step.unmute || step.restore != nil { putBackByRecovery.insert(input.index) }
             if step.held {
                 // Its output went away and the user has not acted: unmuted, it would play on the speakers.
                 // Its level comes back under the mute, and the engine holds it on (``streamAppeared(_:)``).
-                recoveredHolds.insert(input.index)
                 outcome.append("\(name) kept muted (its output went away; held until the user acts)")
             } else if step.unmute {
                 server.setMute(index: input.index, muted: false)
@@ -84,11 +83,11 @@ extension Actuation {
             }
             restored[position] = input
         }
-        for entry in gone where entry.pausedPlayers.isEmpty == false {
+        for entry in plan.gone where entry.pausedPlayers.isEmpty == false {
             outcome.append("stream \(entry.sinkInput) (\(entry.application ?? "?")) gone; its player "
                 + entry.pausedPlayers.joined(separator: ", ") + " was paused for an interruption; left paused")
         }
-        let repairable = gone.filter { $0.restoreID != nil && !$0.volume.isEmpty }
+        let repairable = plan.repairable
         for entry in repairable {
             outcome.append("stream \(entry.sinkInput) (\(entry.application ?? "?")) gone; repairing the saved "
                 + "entry \(entry.restoreID ?? "")")

@@ -70,6 +70,9 @@ final class Publication {
         if publicationTimer?.isScheduled != true { publicationTimer?.schedule(after: 0) }
     }
 
+    /// How many batches wait for the next turn of the loop (read by the shell's tests).
+    var waitingBatches: Int { unpublished.count }
+
     /// Publishes the batches that wait for the next turn of the loop, in order.
     func publishWaiting() {
         guard !unpublished.isEmpty else { return }

@@ -1,5 +1,5 @@
 /// The daemon's level bookkeeping as a pure model, for the rehearsal of levels fixtures and the property
-/// run: the levels stage's decisions (``LevelOwnership``, ``SavedStartCorrection``, ``RecoveryStep``)
+/// run: the levels stage's decisions (``LevelOwnership``, ``SavedStartCorrection``, ``RecoveryPlan``)
 /// played in the order the daemon plays them against a ``SavingServer`` — what it writes for a policy's
 /// duck or mute, what it journals, what survives a kill, what recovery does.
 ///
@@ -83,43 +83,35 @@ public struct RehearsedDaemon: Sendable {
         ownership.rememberSettled(settledDucks)
         // The file holds the entries still recovering, then this run's (an index may appear twice).
         recovering += journal.values.sorted { $0.written.index < $1.written.index }
-        let entries = RecoveryStep.newestPerStream(recovering, \.written)
         recoverySentAt = now
-        let present = entries.filter { entry in
-            server.streams[entry.written.index].map { $0.key == entry.written.key } == true
-                && entry.written.mayPlay(on: server.cookie)
+        let streams = server.streams, cookie = server.cookie
+        let plan = RecoveryPlan(recovering, written: \.written, heldForLoss: \.heldForLoss) { entry in
+            streams[entry.written.index].flatMap { stream in
+                stream.key == entry.written.key && entry.written.mayPlay(on: cookie)
+                    ? RecoveryPlan.Present(volume: stream.volume, muted: stream.muted, writable: true) : nil
+            }
         }
-        ownership.recovered(entries.map(\.written),
-                            gone: Set(entries.map(\.written.index)).subtracting(present.map(\.written.index)),
+        let entries = plan.entries
+        ownership.recovered(entries.map(\.written), gone: plan.goneIndexes,
                             present: server.streams.mapValues(\.muted), savedMuted: Set(server.entries.filter(\.value.muted).map(\.key)), now: UInt64(now) * 1000)
         _ = ownership.rememberSettled(entries.map(\.written))
-        recoveredHolds = []
-        putBackByRecovery = []
-        var gone: [WrittenStream] = []
-        for entry in entries {
-            let written = entry.written
-            if let stream = server.streams[written.index], stream.key == written.key, written.mayPlay(on: server.cookie) {
-                let step = RecoveryStep.of(written, heldForLoss: entry.heldForLoss, volume: stream.volume,
-                                           muted: stream.muted, writable: true)
-                if step.held { recoveredHolds.insert(written.index) }
-                if step.unmute || step.restore != nil {
-                    putBackByRecovery.insert(written.index)
-                    lastSentAt = now
-                }
-                if step.unmute {
-                    server.setMute(written.index, false, byDaemon: true, at: now)
-                    ownership.recoveryUnmuted(written.index, key: written.key, now: UInt64(now) * 1000)
-                }
-                if let own = step.restore {
-                    // Sent with the unmute, if any: one batch, applied (or lost) as one.
-                    server.setVolume(written.index, own, byDaemon: true, at: now, continuesBatch: step.unmute)
-                    // A write like any other: a stream that ends a moment later gets its entry repaired.
-                    ownership.wroteOwnLevel(to: written.index, key: written.key, heldMuted: step.held,
-                                            usersMute: !step.unmute && stream.muted, recovery: true,
-                                            now: UInt64(now) * 1000)
-                }
-            } else {
-                gone.append(written)
+        recoveredHolds = plan.holds
+        putBackByRecovery = plan.putBack
+        for kept in plan.kept {
+            let written = kept.entry.written, step = kept.step
+            guard let stream = server.streams[kept.index] else { continue }
+            if step.putsBack { lastSentAt = now }
+            if step.unmute {
+                server.setMute(written.index, false, byDaemon: true, at: now)
+                ownership.recoveryUnmuted(written.index, key: written.key, now: UInt64(now) * 1000)
+            }
+            if let own = step.restore {
+                // Sent with the unmute, if any: one batch, applied (or lost) as one.
+                server.setVolume(written.index, own, byDaemon: true, at: now, continuesBatch: step.unmute)
+                // A write like any other: a stream that ends a moment later gets its entry repaired.
+                ownership.wroteOwnLevel(to: written.index, key: written.key, heldMuted: step.held,
+                                        usersMute: !step.unmute && stream.muted, recovery: true,
+                                        now: UInt64(now) * 1000)
             }
         }
         journal = [:]
@@ -133,7 +125,7 @@ public struct RehearsedDaemon: Sendable {
         for index in server.streams.keys.sorted() { appeared(index, on: &server, at: now) }
         for key in ownership.streamsJudged() { journalSavedMute(of: key) }
         // The server answers the repairs after the streams are known (the daemon sends them together).
-        for written in gone { repair(written, for: nil, on: &server, at: now) }
+        for entry in plan.repairable { repair(entry.written, for: nil, on: &server, at: now) }
     }
 
     /// Killed (SIGKILL): nothing is put back; the journal and the settled ducks stay on disk.
