@@ -100,11 +100,11 @@ public final class StreamRestore {
 
     /// `input`'s record for the journal, with its own level `own` (``LevelOwnership/written(_:key:own:usersMute:policyMutedOnRecord:unmuteInFlight:duckLevels:)``).
     public func written(_ input: SinkInput, own: ChannelVolumes, policyMutedOnRecord: Bool, unmuteInFlight: Bool,
-                        duckLevels: [Double]) -> WrittenStream {
+                        duckLevels: [Double], silenced: Bool = false) -> WrittenStream {
         refresh()
         return ledger.written(input.index, key: input.restoreID, own: own, usersMute: input.muted,
                               policyMutedOnRecord: policyMutedOnRecord, unmuteInFlight: unmuteInFlight,
-                              duckLevels: duckLevels)
+                              duckLevels: duckLevels, silenced: silenced)
     }
 
     /// The saved-mute mark of an ended stream's journal record, kept until its repair is answered

@@ -15,15 +15,17 @@ struct JournalTests {
 
     // MARK: - Format
 
-    @Test func encodesSortedAndDecodesBack() throws {
+    @Test("a record keeps the journal's order and decodes back; equal journals are equal bytes")
+    func encodesInOrderAndDecodesBack() throws {
         let file = JournalFile(entries: [Self.music, Self.beep])
-        #expect(file.entries.map(\.sinkInput) == [3, 7])
+        #expect(file.entries.map(\.sinkInput) == [7, 3])
         let data = file.encoded()
         #expect(try JournalFile.decode(data) == file)
-        // Deterministic bytes: equal journals are equal files.
-        #expect(JournalFile(entries: [Self.beep, Self.music]).encoded() == data)
+        #expect(JournalFile(entries: [Self.music, Self.beep]).encoded() == data)
+        // The order is the recovery's (``JournalOrder``): another order is another journal.
+        #expect(JournalFile(entries: [Self.beep, Self.music]).encoded() != data)
         let text = String(decoding: data, as: UTF8.self)
-        #expect(text.hasPrefix(#"{"entries":[{"application":null"#) || text.hasPrefix(#"{"entries":[{"channelMap""#), "\(text)")
+        #expect(text.hasPrefix(#"{"entries":[{"application":"Rhythmbox""#), "\(text)")
         #expect(text.contains(#""version":1"#) && text.hasSuffix("}\n"))
     }
 
@@ -136,7 +138,7 @@ struct JournalTests {
         let store = JournalStore(path: folder.appendingPathComponent("state/audio-policyd/journal.json").path)
         #expect(store.load() == .empty)
         try store.save([Self.music, Self.beep])
-        #expect(store.load() == .entries([Self.beep, Self.music]))
+        #expect(store.load() == .entries([Self.music, Self.beep]))
         let attributes = try FileManager.default.attributesOfItem(atPath: store.path)
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
         try store.save([Self.beep])
@@ -186,7 +188,7 @@ struct JournalTests {
         #expect(JournalStore(path: path).load() == .cutShort([Self.music]))
         // Cut just before its newline, the last record is whole.
         try (first + second.dropLast()).write(to: URL(fileURLWithPath: path))
-        #expect(JournalStore(path: path).load() == .entries([Self.beep, Self.music]))
+        #expect(JournalStore(path: path).load() == .entries([Self.music, Self.beep]))
     }
 
     @Test func anEarlierRunsFileIsReplacedNotAppendedTo() throws {
@@ -292,13 +294,13 @@ struct JournalTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: copy)) == JournalFile(entries: [Self.music, Self.beep]).encoded())
         #expect(!FileManager.default.fileExists(atPath: copy + ".tmp"))
         #expect(store.readPath == log)
-        #expect(store.load() == .entries([Self.beep, Self.music]))
+        #expect(store.load() == .entries([Self.music, Self.beep]))
 
         // A new session (the runtime folder is gone): the copy is the journal.
         try FileManager.default.removeItem(atPath: log)
         let next = JournalStore(path: log, durableCopy: copy)
         #expect(next.readPath == copy)
-        #expect(next.load() == .entries([Self.beep, Self.music]))
+        #expect(next.load() == .entries([Self.music, Self.beep]))
         // Restored: both go.
         try next.save([])
         next.finish()

@@ -280,13 +280,13 @@ public struct LevelOwnership: Sendable {
     /// with each change (``muteSaved(_:)``) — and the server instance. What a kill leaves the next run to
     /// recover from: composed here once, for the daemon's journal and the rehearsal's alike.
     public func written(_ index: UInt32, key: String?, own: ChannelVolumes, usersMute: Bool, policyMutedOnRecord: Bool,
-                        unmuteInFlight: Bool, duckLevels: [Double]) -> WrittenStream {
+                        unmuteInFlight: Bool, duckLevels: [Double], silenced: Bool = false) -> WrittenStream {
         WrittenStream(index: index, key: key, own: own, muted: policyMutedOnRecord ? false : usersMute,
                       policyMuted: policyMutedOnRecord, duckLevels: duckLevels,
                       savedMute: savedMuteMark(of: index, key: key, policyMuted: policyMutedOnRecord,
                                                unmuteInFlight: unmuteInFlight),
                       server: server, keyUsersMute: self.usersMute(ofKey: key, policyMuted: policyMutedOnRecord),
-                      muteSaved: muteSaved(index))
+                      muteSaved: muteSaved(index), silenced: silenced)
     }
 
     /// The saved-mute mark of `stream`, a journal record of a stream that ended and whose entry is kept

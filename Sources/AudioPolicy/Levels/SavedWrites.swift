@@ -166,7 +166,9 @@ public struct SavedWrites: Sendable {
             // Its fade-out's end. The mute that may have come with it is ours only as ``earlierMutes``
             // says (a stream above the index that run saw): a start at that silence, unmuted, that its
             // user muted while no daemon ran is the user's (the soak, in CI: taken for ours, unmuted).
-            if stream.policyMuted { wrote(own.scaled(by: 0), key: stream.key, own: own) }
+            // A fade at silence whose mute its user took off as the run died (``WrittenStream/silenced``) is
+            // such an end too, muted or not.
+            if stream.policyMuted || stream.silenced { wrote(own.scaled(by: 0), key: stream.key, own: own) }
         }
     }
 

@@ -30,10 +30,16 @@ public struct WrittenStream: Equatable, Sendable {
     /// its mute, or the server restored one; ``LevelOwnership/written(_:key:own:usersMute:policyMutedOnRecord:unmuteInFlight:duckLevels:)``), so recovery's write of its
     /// level saves its mute as its key's. False in older journals.
     public var muteSaved: Bool
+    /// The policy's factor on it was 0 when written down: a fade-out had reached silence, and the server
+    /// may have saved that silence for the stream's key even once the policy's mute of it was over (its
+    /// user unmuted it as the run died). A start at silence of the key then has this stream's own level
+    /// under it, not that of another of the key's streams, of which silence is as much a scaled copy.
+    /// False in older journals.
+    public var silenced: Bool
 
     public init(index: UInt32, key: String?, own: ChannelVolumes, muted: Bool, policyMuted: Bool,
                 duckLevels: [Double], savedMute: SavedMuteMark?, server: UInt32? = nil, keyUsersMute: Bool? = nil,
-                muteSaved: Bool = false) {
+                muteSaved: Bool = false, silenced: Bool = false) {
         self.index = index
         self.key = key
         self.own = own
@@ -44,6 +50,7 @@ public struct WrittenStream: Equatable, Sendable {
         self.server = server
         self.keyUsersMute = keyUsersMute
         self.muteSaved = muteSaved
+        self.silenced = silenced
     }
 
     /// Whether the stream may still play on server instance `instance`: a restarted server starts its

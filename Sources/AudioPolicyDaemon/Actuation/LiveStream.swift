@@ -27,7 +27,8 @@ struct LiveStream {
     func journalEntry(pausedPlayers: [String], duckLevels: [Double], book: StreamRestore) -> JournalEntry {
         let written = book.written(input, own: input.volumePending ? ChannelVolumes(values: []) : level.own,
                                    policyMutedOnRecord: level.policyMutedOnRecord(mutedNow: input.muted),
-                                   unmuteInFlight: level.unmuteInFlight(mutedNow: input.muted), duckLevels: duckLevels)
+                                   unmuteInFlight: level.unmuteInFlight(mutedNow: input.muted), duckLevels: duckLevels,
+                                   silenced: level.factor == 0)
         return JournalEntry(input, written: written, heldForLoss: level.heldForLoss, pausedPlayers: pausedPlayers)
     }
 

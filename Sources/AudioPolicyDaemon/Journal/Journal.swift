@@ -1,3 +1,4 @@
+import AudioPolicy
 import FoundationGaps
 
 /// The daemon's record of every stream it has changed and not yet put back, mirrored to a
@@ -11,6 +12,9 @@ struct Journal {
     let store: JournalStore?
     /// Streams changed by this run, on the server we are connected to now.
     private(set) var entries: [UInt32: JournalEntry] = [:]
+    /// The order ``entries`` last changed in what the server may have saved (``JournalOrder``): the
+    /// file holds them, and recovery takes them, in it.
+    private var order = JournalOrder()
     /// Entries being undone (from an earlier run or an earlier server), kept until acknowledged.
     private(set) var recovering: [JournalEntry] = []
     /// The last error writing the file, so it is reported once, not on every change.
@@ -32,7 +36,9 @@ struct Journal {
     /// Records `entry` (replacing the stream's earlier one); writes the file if anything changed.
     /// Returns a failure message the first time writing fails.
     mutating func record(_ entry: JournalEntry) -> String? {
-        guard entries[entry.sinkInput] != entry else { return nil }
+        let old = entries[entry.sinkInput]
+        guard old != entry else { return nil }
+        order.recorded(entry.sinkInput, entry.written, over: old?.written)
         entries[entry.sinkInput] = entry
         return save()
     }
@@ -40,13 +46,15 @@ struct Journal {
     /// Forgets the stream's entry (restored, or gone and repaired); writes the file if it had one.
     mutating func remove(_ index: UInt32) -> String? {
         guard entries.removeValue(forKey: index) != nil else { return nil }
+        order.removed(index)
         return save()
     }
 
     /// Moves every entry to ``recovering`` (after the server restarted, or at start) and returns them.
     mutating func beginRecovery(adding earlier: [JournalEntry] = []) -> [JournalEntry] {
-        recovering += entries.values.sorted { $0.sinkInput < $1.sinkInput } + earlier
+        recovering += order.sorted(entries) + earlier
         entries = [:]
+        order.removeAll()
         return recovering
     }
 
@@ -61,7 +69,7 @@ struct Journal {
     /// (one index may appear twice when a restarted server gave it to a new stream).
     var all: [JournalEntry] {
         var merged = recovering
-        for entry in entries.values.sorted(by: { $0.sinkInput < $1.sinkInput }) where !merged.contains(entry) {
+        for entry in order.sorted(entries) where !merged.contains(entry) {
             merged.append(entry)
         }
         return merged

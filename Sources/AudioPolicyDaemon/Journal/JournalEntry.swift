@@ -74,12 +74,16 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     /// set it, or it started muted): recovery's write of its level saves that mute as its key's
     /// (``WrittenStream/muteSaved``). Nil otherwise, and in older journals.
     public var muteSaved: Bool?
+    /// Set when the policy's factor on the stream was 0 (a fade-out at silence): the server may have saved
+    /// that silence for its key (``WrittenStream/silenced``). Nil otherwise, and in older journals.
+    public var silenced: Bool?
 
     public init(sinkInput: UInt32, restoreID: String?, application: String?, pid: Int?, volume: [UInt32],
                 channelMap: [Int32], muted: Bool, policyMuted: Bool = false, heldForLoss: Bool? = nil,
                 pausedPlayers: [String] = [], duckLevels: [Double]? = nil, savedMuteAbove: UInt32? = nil,
                 savedMuteServer: UInt32? = nil, savedMuteIfUnmuteLost: Bool? = nil, savedMuteUnmuteOf: UInt32? = nil,
-                server: UInt32? = nil, keyUsersMute: Bool? = nil, muteSaved: Bool? = nil) {
+                server: UInt32? = nil, keyUsersMute: Bool? = nil, muteSaved: Bool? = nil,
+                silenced: Bool? = nil) {
         self.sinkInput = sinkInput
         self.restoreID = restoreID
         self.application = application
@@ -98,6 +102,7 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         self.server = server
         self.keyUsersMute = keyUsersMute
         self.muteSaved = muteSaved
+        self.silenced = silenced
     }
 
     /// The user's own volume with its channel map.
@@ -126,7 +131,8 @@ public struct JournalEntry: Codable, Hashable, Sendable {
                           SavedMuteMark(above: $0, server: savedMuteServer, ifUnmuteLost: savedMuteIfUnmuteLost == true,
                                         unmuteOf: savedMuteUnmuteOf)
                       },
-                      server: server, keyUsersMute: keyUsersMute, muteSaved: muteSaved == true)
+                      server: server, keyUsersMute: keyUsersMute, muteSaved: muteSaved == true,
+                      silenced: silenced == true)
     }
 }
 
@@ -141,7 +147,7 @@ extension JournalEntry {
                   muted: written.muted, policyMuted: written.policyMuted,
                   heldForLoss: written.policyMuted && heldForLoss ? true : nil, pausedPlayers: pausedPlayers,
                   duckLevels: written.duckLevels, server: written.server, keyUsersMute: written.keyUsersMute,
-                  muteSaved: written.muteSaved ? true : nil)
+                  muteSaved: written.muteSaved ? true : nil, silenced: written.silenced ? true : nil)
         markSavedMute(written.savedMute)
     }
 

@@ -14,12 +14,15 @@ public struct JournalFile: Codable, Hashable, Sendable {
     public static let currentVersion = 1
 
     public var version: Int
-    /// Ordered by sink input, so equal journals encode to equal bytes.
+    /// In the journal's order (``Journal/all``): the entries a recovery undoes, then this run's in the
+    /// order they last changed what the server may have saved (``JournalOrder``), which the next run's
+    /// recovery needs; a stream may appear twice, its later entry the newer. Equal journals encode to
+    /// equal bytes.
     public var entries: [JournalEntry]
 
     public init(entries: [JournalEntry]) {
         self.version = Self.currentVersion
-        self.entries = entries.sorted { $0.sinkInput < $1.sinkInput }
+        self.entries = entries
     }
 
     /// Why a journal file cannot be used.
@@ -45,7 +48,7 @@ public struct JournalFile: Codable, Hashable, Sendable {
         return (try? encoder.encode(entry)) ?? Data("{}".utf8)
     }
 
-    /// A record from its entries' JSON (in sink input order): `{"entries":[…],"version":1}` and a
+    /// A record from its entries' JSON (in the journal's order): `{"entries":[…],"version":1}` and a
     /// newline — the keys in sorted order, as the decoder expects them in any order.
     static func record(_ entries: [Data]) -> Data {
         var data = Data(#"{"entries":["#.utf8)

@@ -36,7 +36,11 @@ public struct RehearsedDaemon: Sendable {
     public private(set) var ownership = LevelOwnership()
     public private(set) var live: [UInt32: Live] = [:]
     /// On disk: survives a kill.
-    public private(set) var journal: [UInt32: Journaled] = [:]
+    public private(set) var journal: [UInt32: Journaled] = [:] {
+        didSet { noteJournalOrder(was: oldValue) }
+    }
+    /// The order the journal's entries last changed in (``JournalOrder``): the file keeps it.
+    private var journalOrder = JournalOrder()
     /// The entries a recovery undoes, kept on disk (before this run's) until the server has answered the
     /// writes that undo them, sent at the time given, as the daemon keeps them (``Journal``'s
     /// `recovering`): a kill before that leaves them for the next run.
@@ -82,7 +86,7 @@ public struct RehearsedDaemon: Sendable {
         ownership.connected(saving: server.saving, server: server.cookie)
         ownership.rememberSettled(settledDucks)
         // The file holds the entries still recovering, then this run's (an index may appear twice).
-        recovering += journal.values.sorted { $0.written.index < $1.written.index }
+        recovering += journalOrder.sorted(journal)
         recoverySentAt = now
         let streams = server.streams, cookie = server.cookie
         let plan = RecoveryPlan(recovering, written: \.written, heldForLoss: \.heldForLoss) { entry in
@@ -400,6 +404,14 @@ public struct RehearsedDaemon: Sendable {
 
     // MARK: - The journal
 
+    /// Keeps ``journalOrder`` as the journal changes.
+    private mutating func noteJournalOrder(was old: [UInt32: Journaled]) {
+        for (index, entry) in journal where old[index] != entry {
+            journalOrder.recorded(index, entry.written, over: old[index]?.written)
+        }
+        for index in old.keys where journal[index] == nil { journalOrder.removed(index) }
+    }
+
     /// Records the stream as it stands if the daemon has it changed; else its entry goes.
     private mutating func journalSync(_ index: UInt32) {
         guard let record = live[index] else { return }
@@ -441,7 +453,8 @@ public struct RehearsedDaemon: Sendable {
     private func written(_ index: UInt32, _ record: Live) -> WrittenStream {
         ownership.written(index, key: record.key, own: record.level.own, usersMute: record.muted,
                           policyMutedOnRecord: record.policyMutedOnRecord,
-                          unmuteInFlight: record.level.unmuteInFlight(mutedNow: record.muted), duckLevels: duckLevels)
+                          unmuteInFlight: record.level.unmuteInFlight(mutedNow: record.muted), duckLevels: duckLevels,
+                          silenced: record.level.factor == 0)
     }
 
     private mutating func journalSavedMute(of key: String) {
@@ -451,7 +464,8 @@ public struct RehearsedDaemon: Sendable {
                 continue
             }
             // Ended, kept until its repair is answered: its mark as it stands now.
-            journal[index]?.written.savedMute = ownership.savedMuteMark(ofEnded: entry.written)
+            let mark = ownership.savedMuteMark(ofEnded: entry.written)
+            journal[index]?.written.savedMute = mark
         }
     }
 }
