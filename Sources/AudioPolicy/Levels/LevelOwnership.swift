@@ -586,9 +586,13 @@ public struct LevelOwnership: Sendable {
                 // streams): a repair of the key was applied since, sent by a recovery killed before its
                 // answer (found by the levels property run: a server restart, the daemon killed as it
                 // reconnected, and a stream its app started muted taken for ours).
+                // A stream of the key that started before that repair was applied, at a level of ours, has
+                // the entry the repair replaced, and our mute (the levels property run: a fade-out's stream
+                // ended, the daemon was killed before its repair's answer, and a stream that overtook the
+                // repair at the fade's silence kept our mute for good).
                 if gone.contains(stream.index), saving?.readsBackSavedEntries == true, let key = stream.key,
                    savedMuted.map({ !$0.contains(key) }) == true {
-                    stream.savedMute = nil
+                    stream.savedMute?.atOurLevelsOnly = true
                 }
                 return stream
             }

@@ -15,6 +15,11 @@ public struct SavedMuteMark: Equatable, Sendable {
     /// For ``ifUnmuteLost``: the stream whose unmute it waits on, when it is another stream of the key
     /// (a start at our mute, put right); nil: the stream the mark is kept beside.
     public var unmuteOf: UInt32?
+    /// A repair of the key's entry was applied since (the server reads the key back unmuted): a stream
+    /// of the key above the mark has our mute only if it started at a level of ours (a fade-out's
+    /// silence, a duck), which came with the entry the repair replaced; at any other level it started
+    /// after the repair, and its mute is its app's or user's. Set by recovery, never journaled.
+    public var atOurLevelsOnly = false
 
     /// Whether it counts on another server instance than `instance` (the server restarted since): there
     /// its index means nothing. Unknown on either side, it does not.

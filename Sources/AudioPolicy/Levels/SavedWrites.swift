@@ -42,7 +42,7 @@ public struct SavedWrites: Sendable {
     /// Keys whose saved mute an earlier run left as its own (``WrittenStream/savedMute``): a stream
     /// of the key with a higher index started after that run, and took the mute from the server.
     /// -1 when the mark was made on another server instance: every stream of the key started after it.
-    private var earlierMutes: [String: Int64] = [:]
+    private var earlierMutes: [String: EarlierMute] = [:]
     /// ``mutedKeys`` as a connection began, until the streams present at it are judged: they started
     /// before anything this run writes meanwhile (the soak, on PipeWire: recovery's connection heard a
     /// call and muted the music at once, and a music stream heard next, which its user had muted before
@@ -55,7 +55,19 @@ public struct SavedWrites: Sendable {
     /// started before the connection (the 120 s churn on both servers: a stream that started while no
     /// daemon ran, with the dead run's fade-out and mute, was heard after another stream of its key had
     /// been faded again, its mute taken for its user's, and the key repaired muted for good).
-    private var earlierMutesAtConnection: [String: Int64]?
+    private var earlierMutesAtConnection: [String: EarlierMute]?
+
+    /// An earlier run's saved mute of a key, as its marks leave it (``SavedMuteMark``).
+    private struct EarlierMute: Sendable {
+        /// Streams of the key above this index started after that run (-1: every stream).
+        var above: Int64
+        /// Only those at a level of ours have it (``SavedMuteMark/atOurLevelsOnly``).
+        var atOurLevelsOnly: Bool
+
+        func covers(_ index: UInt32, atOurLevel: Bool) -> Bool {
+            Int64(index) > above && (atOurLevel || !atOurLevelsOnly)
+        }
+    }
     /// The levels ducks of any run settled at, by key, oldest first (``rememberSettled(_:)``); keys in
     /// the order last added to.
     private var settled: [String: [Write]] = [:]
@@ -110,14 +122,15 @@ public struct SavedWrites: Sendable {
 
     /// Whether a muted start of `key` at sink input `index` has our saved mute: this run's, or an earlier
     /// run's when the stream started after it.
-    public func savedMuteIsOurs(key: String, index: UInt32) -> Bool {
+    /// `atOurLevel`: it started at a level we wrote for the key, which a mark kept only for those counts.
+    public func savedMuteIsOurs(key: String, index: UInt32, atOurLevel: Bool = false) -> Bool {
         (mutedKeysAtConnection ?? mutedKeys).contains(key)
-            || (earlierMutesAtConnection ?? earlierMutes)[key].map { Int64(index) > $0 } == true
+            || (earlierMutesAtConnection ?? earlierMutes)[key]?.covers(index, atOurLevel: atOurLevel) == true
     }
 
     /// The keys whose saved mute an earlier run's marks make ours, each with the index streams above
     /// which started later (-1: every stream), for the log of a recovery.
-    public var earlierMuteMarks: [String: Int64] { earlierMutes }
+    public var earlierMuteMarks: [String: Int64] { earlierMutes.mapValues(\.above) }
 
     /// Whether the streams present at a connection are being judged (from ``connectionBegan()`` to
     /// ``presentStreamsJudged()``).
@@ -154,7 +167,10 @@ public struct SavedWrites: Sendable {
             // Marks of one instance: the highest (streams up to it were known). A mark of another: -1.
             let restarted = mark.isOfAnotherInstance(than: server)
             let earlier = earlierMutes[key]
-            earlierMutes[key] = restarted || earlier == -1 ? -1 : max(earlier ?? -1, Int64(mark.above))
+            let above = restarted || earlier?.above == -1 ? -1 : max(earlier?.above ?? -1, Int64(mark.above))
+            // A plain mark of the key counts for every start above it.
+            earlierMutes[key] = EarlierMute(above: above,
+                                            atOurLevelsOnly: mark.atOurLevelsOnly && earlier?.atOurLevelsOnly != false)
         }
         if judgingPresent { earlierMutesAtConnection = earlierMutes }
         for stream in streams where !stream.own.values.isEmpty {
@@ -230,8 +246,10 @@ public struct SavedWrites: Sendable {
                        mutedByUs savedBefore: Bool? = nil, balancedSteps: Bool = false) -> Origin? {
         guard let key else { return nil }
         let mutedByUs = muted && (savedBefore ?? savedMuteIsOurs(key: key, index: index))
+        // At a level of ours, also a mute an earlier run's mark keeps only for those.
+        let mutedByUsHere = muted && (savedBefore ?? savedMuteIsOurs(key: key, index: index, atOurLevel: true))
         if let write = writes[key]?.last(where: { $0.volume.matches(volume) }) {
-            return Origin(own: write.own, mutedByUs: mutedByUs)
+            return Origin(own: write.own, mutedByUs: mutedByUsHere)
         }
         // A step of an earlier run's ramp: a copy of a journaled stream's own level scaled down by one
         // factor. Told apart from a user's level when the own level's channels differ; a balanced one
@@ -241,10 +259,12 @@ public struct SavedWrites: Sendable {
         let earlierStep = earlier[key]?.last { stream in
             !volume.matches(stream.own) && (balancedSteps || Self.isUnbalanced(stream.own)) && stream.isScaledDown(volume)
         }
-        if let stream = earlierStep { return Origin(own: stream.own, mutedByUs: mutedByUs || (muted && stream.policyMuted)) }
+        if let stream = earlierStep {
+            return Origin(own: stream.own, mutedByUs: mutedByUsHere || (muted && stream.policyMuted))
+        }
         // A duck some run settled at, which the server kept (``rememberSettled(_:)``).
         if let duck = settled[key]?.last(where: { $0.volume.matches(volume) }) {
-            return Origin(own: duck.own, mutedByUs: mutedByUs)
+            return Origin(own: duck.own, mutedByUs: mutedByUsHere)
         }
         return mutedByUs ? Origin(own: volume, mutedByUs: true) : nil
     }
