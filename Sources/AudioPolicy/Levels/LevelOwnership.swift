@@ -123,8 +123,10 @@ public struct LevelOwnership: Sendable {
     /// ``lateWriteWindow`` (``overtakenRepair(of:volume:index:announcedAt:now:)``).
     private var repairsOverOurMute: [String: (at: UInt64, muted: Bool)] = [:]
 
-    /// Recovery's unmutes of keys whose saved mute was ours, in flight once the streams present are judged.
-    private var recoveryUnmutes: [(key: String, index: UInt32, at: UInt64)] = []
+    /// Recovery's writes that handed a key's saved mute over, in flight once the streams present are
+    /// judged: its unmutes of keys whose saved mute was ours, and its writes of a held stream's level
+    /// under our mute (which PulseAudio saves with it) of keys whose saved mute was not.
+    private var recoveryHandOvers: [(key: String, index: UInt32, at: UInt64, toOurs: Bool)] = []
     /// The keys whose saved mute recovery's writes handed over (an unmute: to the user's; a level under a
     /// held mute: to ours), until the streams present are judged: their journal entries must say so then.
     /// The hand-over itself counts at once, in the order of the writes: what this run writes next, while it
@@ -389,7 +391,15 @@ public struct LevelOwnership: Sendable {
         // A later write of the key: a start that overtakes it has our mute, applied before (found by the
         // levels property run: a saved start's correction overtaken just after a fade-out's mute).
         if let key, handOvers[key]?.toOurs == true { handOvers[key] = nil }
-        if heldMuted, let key { recoverySaved(key, ours: true) }
+        if heldMuted, let key {
+            // A start that overtakes the write has the key's mute from before it, which was not ours (found
+            // by the levels property run: a stream its app started muted as recovery wrote a held stream's
+            // level taken for one with our mute, and unmuted).
+            if recovery, saving != nil, !writes.savedMuteMayBeOurs(key: key) {
+                recoveryHandOvers.append((key, index, now, true))
+            }
+            recoverySaved(key, ours: true)
+        }
         // A muted stream's mute is one PulseAudio saves (set by a client, or restored), though recovery
         // writes before the stream is heard of.
         guard let saving, saving.savesMuteWithEveryChange || streams[index]?.muteSaved == true || heldMuted || usersMute
@@ -407,7 +417,7 @@ public struct LevelOwnership: Sendable {
         // In flight for streams that start after the streams present are judged: those present have
         // mutes of their own, set perhaps while no daemon ran (found by the levels property run: a
         // user's mute of a stream present taken for ours and undone).
-        if let key, writes.savedMuteMayBeOurs(key: key) { recoveryUnmutes.append((key, index, now)) }
+        if let key, writes.savedMuteMayBeOurs(key: key) { recoveryHandOvers.append((key, index, now, false)) }
         if let key { recoverySaved(key, ours: false) }
         noteSaved(usersMute: false, key: key)
         // A write like any other: a stream that ends a moment later gets its entry repaired, unmuted.
@@ -422,14 +432,15 @@ public struct LevelOwnership: Sendable {
     public mutating func streamsJudged() -> [String] {
         defer {
             savedByRecovery = []
-            recoveryUnmutes = []
+            recoveryHandOvers = []
         }
         writes.presentStreamsJudged()
         guard saving != nil else { return [] }
         // Unless this run wrote the key since (heard first among the present streams): a start overtakes the
         // newest write.
-        for (key, index, at) in recoveryUnmutes where handOvers[key].map({ $0.at < at }) ?? true {
-            handOvers[key] = HandOver(index: index, at: at, muted: false, toOurs: false)
+        for (key, index, at, toOurs) in recoveryHandOvers where handOvers[key].map({ $0.at < at }) ?? true {
+            // A level write's report shows it applied, whatever mute it has (``HandOver/muted``).
+            handOvers[key] = HandOver(index: index, at: at, muted: toOurs ? nil : false, toOurs: toOurs)
         }
         return savedByRecovery.sorted()
     }
