@@ -265,7 +265,9 @@ public final class StreamRestore {
                 let before = mutes[name] ?? entry?.muted
                 let muted = self.ledger.repairMute(of: stream, saved: before)
                 mutes[name] = muted
-                if self.ledger.repairSent(key: name, muted: muted, over: before) { self.onSavedMuteChanged?(name) }
+                if self.ledger.repairSent(key: name, muted: muted, over: before, for: stream.index) {
+                    self.onSavedMuteChanged?(name)
+                }
                 let volume = stream.own
                 levels.writeSavedEntry(name: name, volume: volume, muted: muted, device: device) {
                     [weak self] taken in

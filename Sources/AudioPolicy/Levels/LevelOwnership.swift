@@ -122,6 +122,9 @@ public struct LevelOwnership: Sendable {
     /// Which streams did is ``ServerSaving/appliesEntriesBeforeAnswering``'s question, for
     /// ``lateWriteWindow`` (``overtakenRepair(of:volume:index:announcedAt:now:)``).
     private var repairsOverOurMute: [String: (at: UInt64, muted: Bool)] = [:]
+    /// Keys whose repair, sent and not yet taken, writes over the mute of ours an unmute that was lost
+    /// left saved (``repairSent(key:muted:over:for:)``).
+    private var repairsOverLostUnmute: Set<String> = []
 
     /// Recovery's writes that handed a key's saved mute over, in flight once the streams present are
     /// judged: its unmutes of keys whose saved mute was ours, and its writes of a held stream's level
@@ -743,11 +746,13 @@ public struct LevelOwnership: Sendable {
         unansweredUnmutes[key] = nil
         defer { notePending(key) }
         let wasOurs = writes.theyMuted(key: key)
+        let overLostUnmute = repairsOverLostUnmute.remove(key) != nil
         // A later repair of the key (recovery's of several gone streams, one batch) writes over the first: a
         // start that overtakes them has the mute from before the first, and the last one's is the entry's.
         if let now {
             let earlier = recentRepair(of: key, now: now)?.at
-            repairsOverOurMute[key] = wasOurs || unmuteInFlight || earlier != nil ? (earlier ?? now, muted) : nil
+            repairsOverOurMute[key] = wasOurs || unmuteInFlight || overLostUnmute || earlier != nil
+                ? (earlier ?? now, muted) : nil
         }
         return wasOurs
     }
@@ -757,7 +762,11 @@ public struct LevelOwnership: Sendable {
     /// (``usersMutes``); one it keeps is theirs as it was. Returns whether the key's saved mute as its
     /// users have it changed (the journal's entries of the key's streams the policy mutes carry it).
     @discardableResult
-    public mutating func repairSent(key: String, muted: Bool, over saved: Bool?) -> Bool {
+    /// `index`: the stream whose entry it is. If that stream ended within ``lateWriteWindow`` of our
+    /// unmute (``unmuteMayBeLost``) and the entry reads back muted, the unmute was lost and the mute the
+    /// repair writes over is ours: a start that overtakes the repair has it (``repairsOverOurMute``).
+    public mutating func repairSent(key: String, muted: Bool, over saved: Bool?, for index: UInt32? = nil) -> Bool {
+        if saved == true, index.map({ unmuteMayBeLost.contains($0) }) == true { repairsOverLostUnmute.insert(key) }
         guard saved != muted else { return false }
         return noteSaved(usersMute: muted, key: key, byRepair: true)
     }

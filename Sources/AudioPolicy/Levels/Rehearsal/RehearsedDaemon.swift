@@ -321,7 +321,7 @@ public struct RehearsedDaemon: Sendable {
         guard let key = stream.key, !stream.own.values.isEmpty else { return }
         let saved = server.entries[key]
         let muted = ownership.repairMute(of: stream, saved: saved?.muted)
-        if ownership.repairSent(key: key, muted: muted, over: saved?.muted) { journalSavedMute(of: key) }
+        if ownership.repairSent(key: key, muted: muted, over: saved?.muted, for: stream.index) { journalSavedMute(of: key) }
         server.writeEntry(key, volume: stream.own, muted: muted, for: index, at: now)
         if ownership.entryRepaired(key: key, muted: muted, now: UInt64(now) * 1000) { journalSavedMute(of: key) }
     }
