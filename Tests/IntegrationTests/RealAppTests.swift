@@ -254,7 +254,10 @@ extension MPRISTests {
         try awaitPlayer(mpv, "Paused", timeout: 10, daemon)
         #expect(try daemon.status().nowPlaying?.player == mpv.busName, "a call never takes Now Playing")
         browser.stop()
-        try mpv.awaitStatus("Playing", timeout: 10)
+        // The call is over once its stream is gone (a browser under load takes seconds to let it go); from
+        // then on the daemon has 10 s to resume the music, and its log says why if it does not.
+        try events.awaitRemoval(of: call.index, timeout: 20)
+        try awaitPlayer(mpv, "Playing", timeout: 10, daemon)
         try awaitMusicRestored(mpv, to: own)
     }
 
