@@ -334,6 +334,8 @@ public struct LevelOwnership: Sendable {
         // no longer what a new stream gets. Called for every ramp step: with no such repair (the usual case)
         // there is nothing more to hash.
         if !byRepair, !repairsOverOurMute.isEmpty { repairsOverOurMute[key] = nil }
+        // Likewise a repair over a lost unmute that was never taken: a later save is the key's entry now.
+        if !byRepair, !repairsOverLostUnmute.isEmpty { repairsOverLostUnmute.remove(key) }
         return usersMutes.updateValue(usersMute, forKey: key) != usersMute
     }
 
