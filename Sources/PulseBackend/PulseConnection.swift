@@ -67,6 +67,8 @@ public final class PulseConnection {
     /// The sinks as last delivered, and the fetches in flight (true: fetch again when it is answered).
     var sinks: [UInt32: Sink] = [:]
     var sinkFetches: [UInt32: Bool] = [:]
+    /// The acknowledged requests not answered yet, which a drain waits for.
+    var pendingAnswers = PendingAnswers()
 
     /// Creates an unconnected connection.
     ///
@@ -227,8 +229,8 @@ public final class PulseConnection {
     /// so far (at once when the connection is gone), so the daemon can quit
     /// without losing its last writes.
     ///
-    /// A round trip, not `pa_context_drain`: replies on one context come in the order the requests were
-    /// sent, so the answer to a request sent now comes after every earlier one. libpulse keeps one drain
+    /// A round trip and every acknowledged request sent before it (``PendingAnswers``: pipewire-pulse
+    /// answers writes after a round trip sent later), not `pa_context_drain`. libpulse keeps one drain
     /// callback per context (a second `pa_context_drain` took the first over, and recovery never said it
     /// was done), and a drain still registered when the context fails in the middle of a reply aborts the
     /// process (`Assertion 'o->context' failed at context.c:1158, set_dispatch_callbacks()`: a 40 s churn
@@ -238,10 +240,19 @@ public final class PulseConnection {
             completion()
             return
         }
-        let request = RoundTripRequest(completion: completion)
+        let before = pendingAnswers.mark()
+        let request = RoundTripRequest { [weak self] in
+            guard let self else { return completion() }
+            for ready in self.pendingAnswers.whenAnswered(before: before, completion) { ready() }
+        }
         if !request.start({ pa_context_get_server_info(context, RoundTripRequest.callback, $0) }) {
             completion()
         }
+    }
+
+    /// An acknowledged request ended: runs the drains that waited for it last.
+    func requestEnded(_ number: UInt64) {
+        for ready in pendingAnswers.ended(number) { ready() }
     }
 
     // MARK: - Errors

@@ -63,11 +63,19 @@ final class AcknowledgedRequest: PulseRequest {
     /// connection went before it answered).
     var onEnd: ((Bool) -> Void)?
     private var succeeded = false
+    /// Its number among the requests a drain waits for (``PendingAnswers``).
+    private let number: UInt64
 
     init(connection: PulseConnection, action: String, toleratesVanishedStream: Bool = false) {
         self.connection = connection
         self.action = action
         self.toleratesVanishedStream = toleratesVanishedStream
+        number = connection.pendingAnswers.sent()
+    }
+
+    /// Ended, or never started: either way nothing more is coming for it.
+    deinit {
+        connection?.requestEnded(number)
     }
 
     override func ended(cancelled: Bool) {
