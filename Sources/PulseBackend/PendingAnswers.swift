@@ -15,6 +15,9 @@ struct PendingAnswers {
     private var unanswered: Set<UInt64> = []
     private var waiting: [(before: UInt64, completion: () -> Void)] = []
 
+    /// How many requests are out.
+    var count: Int { unanswered.count }
+
     /// Numbers a request about to be sent and notes it as unanswered.
     mutating func sent() -> UInt64 {
         last += 1

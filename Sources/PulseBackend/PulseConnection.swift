@@ -241,10 +241,16 @@ public final class PulseConnection {
             return
         }
         let before = pendingAnswers.mark()
-        let request = RoundTripRequest { [weak self] in
+        roundTrip(context) { [weak self] in
             guard let self else { return completion() }
             for ready in self.pendingAnswers.whenAnswered(before: before, completion) { ready() }
         }
+    }
+
+    /// A bare round trip (a server-info request): `completion` once it is answered, or at once when it
+    /// cannot be sent. Not a drain on its own: on pipewire-pulse a write sent before it may still be out.
+    func roundTrip(_ context: OpaquePointer, _ completion: @escaping () -> Void) {
+        let request = RoundTripRequest(completion: completion)
         if !request.start({ pa_context_get_server_info(context, RoundTripRequest.callback, $0) }) {
             completion()
         }

@@ -1,7 +1,7 @@
 import AudioPolicy
 import EventLoop
 import Foundation
-import PulseBackend
+@testable import PulseBackend
 import SoundBackend
 import TestRequirements
 import Testing
@@ -149,6 +149,40 @@ final class PulseConnectionTests {
             #expect(muted.theirMute == user, "user: \(user)")
             try run("pactl", "set-sink-input-mute", String(stream.index), "0")
             _ = try awaitChange(of: stream.index) { !$0.muted }
+        }
+        #expect(errors.isEmpty, "\(errors)")
+    }
+
+    /// pipewire-pulse answers a mute after a round trip sent later (its `operation_new` waits for a sync
+    /// with PipeWire); PulseAudio answers in order. A drain waits for both. Control: the bare round trip,
+    /// which on pipewire-pulse comes back with the mute still out.
+    @Test("a drain comes back once the writes before it are answered; a bare round trip, on pipewire-pulse, before")
+    func aDrainWaitsForTheWritesSentBeforeIt() throws {
+        try connect()
+        try resetSavedMusicVolume()
+        try play(role: "music")
+        let stream = try awaitAdded()
+        let context = try #require(pulse.context)
+        var outAfterRoundTrip: [Int] = []
+        var outAfterDrain: [Int] = []
+        for round in 0..<6 {
+            pulse.setMute(index: stream.index, muted: round % 2 == 0)
+            var trips = 0
+            pulse.roundTrip(context) { [unowned self] in
+                outAfterRoundTrip.append(pulse.pendingAnswers.count)
+                trips += 1
+            }
+            pulse.drain { [unowned self] in
+                outAfterDrain.append(pulse.pendingAnswers.count)
+                trips += 1
+            }
+            try #require(runLoop(until: { trips == 2 }))
+        }
+        #expect(outAfterDrain == Array(repeating: 0, count: 6))
+        if isPipeWire {
+            #expect(outAfterRoundTrip.contains { $0 > 0 }, "\(outAfterRoundTrip)")
+        } else {
+            #expect(outAfterRoundTrip == Array(repeating: 0, count: 6))
         }
         #expect(errors.isEmpty, "\(errors)")
     }
