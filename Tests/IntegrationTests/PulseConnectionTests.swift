@@ -123,8 +123,8 @@ final class PulseConnectionTests {
         #expect(errors.isEmpty, "\(errors)")
     }
 
-    /// A mute and its undoing, both answered before anything of them was seen (the loop does not run
-    /// between them: every snapshot shows the stream unmuted): a mute a moment later is someone
+    /// A mute and its undoing, both answered (and the unmuted state delivered, when the mute's echo was
+    /// seen before it): a mute a moment later is someone
     /// else's, not the echo of the first (the PipeWire churn on CI, seed 20261123). Control: the same
     /// mute, sent by us, is ours.
     @Test("after our mute and unmute are answered, a mute is the user's; the same mute sent by us is ours")
@@ -139,6 +139,10 @@ final class PulseConnectionTests {
             var drained = false
             pulse.drain { drained = true }
             try #require(runLoop(until: { drained }))
+            // Answered is not yet heard of: pipewire-pulse may tell the unmute's change after its answer.
+            // The mute a moment later must follow a delivered unmuted state, else it is no change at all.
+            let delivered = { [unowned self] in changed.last { $0.index == stream.index } ?? stream }
+            try #require(runLoop(until: { !delivered().muted }), "the unmute was never delivered")
             if user {
                 try run("pactl", "set-sink-input-mute", String(stream.index), "1")
             } else {
