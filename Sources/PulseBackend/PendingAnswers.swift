@@ -45,7 +45,10 @@ struct PendingAnswers {
         return takeReady()
     }
 
+    /// The drains with nothing left to wait for. Most requests end with no drain waiting (every ramp
+    /// step is one), so that case does no search.
     private mutating func takeReady() -> [() -> Void] {
+        guard !waiting.isEmpty else { return [] }
         let oldest = unanswered.min() ?? .max
         let ready = waiting.filter { $0.before <= oldest }
         guard !ready.isEmpty else { return [] }
