@@ -226,9 +226,15 @@ extension Engine {
             let duckClass = stream.duckClass ?? source
             if stream.pausedBy == .mute {
                 stream.restart(at: now)
+                let resumed = stream.pausedLateByPlayer ? stream.player : nil
+                if let resumed {
+                    out.append(.resume(id, resumed))
+                    stream.playing = true
+                }
                 stream.ramp = Ramp(from: 0, to: target, start: now, duration: policy.muteFade)
                 out.append(.unmute(id, to: target, fade: policy.muteFade))
-                out.append(.decision(decision(stream, reason: reason, action: "unmuted, fading in")))
+                out.append(.decision(decision(stream, reason: reason,
+                                              action: resumed == nil ? "unmuted, fading in" : "resumed, unmuted, fading in")))
             } else {
                 if stream.pausedBy == .player, let player = stream.player {
                     out.append(.resume(id, player))

@@ -421,6 +421,8 @@ public struct Engine: Sendable {
     private mutating func playbackReported(_ id: StreamID, playing: Bool, now: Milliseconds,
                                            into out: inout [Command]) {
         guard var stream = streams[id], stream.isLive, !stream.isHook else { return }
+        // Playing after the fallback took over: a Paused after that is not the engine's Pause obeyed late.
+        if playing { stream.pausedLateByPlayer = false; stream.fallbackAt = nil }
         if playing, !stream.playing, stream.pausedBy == nil || stream.pausedBy == .mute, stream.hasPlayed,
            let stopped = stream.stoppedAt, now - stopped < Self.glitch {
             // Corked for an instant (mpv restarts its audio after an underrun, 13-35 ms; pipewire-pulse's
@@ -438,6 +440,13 @@ public struct Engine: Sendable {
         stream.stoppedAt = playing ? nil : wasPlaying && ownPause ? now : stream.stoppedAt
         stream.playing = playing
         if !playing { stream.pauseAskedAt = nil }
+        if !playing, wasPlaying, stream.pausedBy == .mute, stream.player != nil, let fallback = stream.fallbackAt,
+           now - fallback <= policy.pauseTimeout {
+            // The Pause obeyed after the mute fallback took over: the engine paused it after all.
+            stream.pausedLateByPlayer = true
+            out.append(.decision(decision(stream, reason: "its player said Paused after the mute fallback took over",
+                                          action: "paused by its player after all (to be resumed and unmuted)")))
+        }
         // A player saying Playing is primary audio the user chose: it owns Now Playing at once, so media
         // keys pressed in a song's first seconds reach it. (The grace guards the owner against streams
         // that say nothing of themselves: no player, no role.)
@@ -593,6 +602,7 @@ public struct Engine: Sendable {
         }
         let current = stream.ramp.value(at: now)
         stream.pausedBy = .mute
+        stream.fallbackAt = now
         stream.playing = true
         stream.ramp = Ramp(from: current, to: 0, start: now, duration: policy.muteFade)
         streams[id] = stream

@@ -73,8 +73,20 @@ struct TrackedStream: Sendable {
     /// Whether it has played since it was created: a stream created corked (a softphone's before the call,
     /// a browser's before its page plays) interrupts nothing until it does.
     var hasPlayed = true
-    /// Set while the engine holds this stream paused and means to resume it.
-    var pausedBy: PauseMechanism?
+    /// Set while the engine holds this stream paused and means to resume it. Whatever it becomes, what
+    /// was noted of the mute fallback it replaces goes with it.
+    var pausedBy: PauseMechanism? {
+        didSet {
+            if pausedBy != .mute { fallbackAt = nil; pausedLateByPlayer = false }
+        }
+    }
+    /// When the mute fallback took over from a Pause its player had not confirmed in time: a Paused
+    /// within the policy's `pause-timeout` after that is the Pause obeyed late (a player on a loaded
+    /// machine), not the user pausing a stream they cannot hear.
+    var fallbackAt: Milliseconds?
+    /// Its player obeyed the engine's Pause after the mute fallback took over: the end of the pause
+    /// resumes it as well as unmuting it, or the call would leave it paused for good.
+    var pausedLateByPlayer = false
     /// When the engine last asked the stream's player to pause (to be resumed): the player has the
     /// policy's `pause-timeout` from then to report Paused (``Engine/confirmPauses(now:into:)``).
     var pauseAskedAt: Milliseconds?

@@ -170,20 +170,29 @@ struct ResumeProperty: EngineProperty {
     enum Hold { case transient, forGood, outputLoss }
     var hold: [StreamID: Hold] = [:]
     var userPaused: Set<StreamID> = []
+    /// When the mute fallback took over a transient pause: its player's Paused within a `pause-timeout`
+    /// after that is the engine's Pause obeyed late (to be resumed with the unmute), a later one the user's.
+    var fallbackAt: [StreamID: Milliseconds] = [:]
 
     mutating func observe(_ step: Observed, engine: Engine) -> Violation? {
         switch step.action {
         case let .event(.streamStarted(id, _, _, _, _, _, _))?, let .event(.streamEnded(id))?:
             hold[id] = nil
             userPaused.remove(id)
+            fallbackAt[id] = nil
         case let .event(.userVolume(id, _, _))?, let .event(.userMute(id, _))?:
             if hold[id] == .outputLoss { hold[id] = .forGood }
         case let .event(.playback(id, playing))?:
             if playing {
                 userPaused.remove(id)
                 hold[id] = nil
+                fallbackAt[id] = nil
             } else if hold[id] == nil, engine.streams[id]?.isLive == true {
                 userPaused.insert(id) // the engine did not hold it paused: the user (or the app) paused it
+            } else if let fallback = fallbackAt[id] {
+                // The first Paused after the fallback decides: long after it, the user paused it.
+                if step.time - fallback > engine.policy.pauseTimeout { userPaused.insert(id) }
+                fallbackAt[id] = nil
             }
         default:
             break
@@ -206,14 +215,20 @@ struct ResumeProperty: EngineProperty {
             case let .pause(id, _):
                 hold[id] = engine.streams[id]?.pausedBy == .player ? .transient
                     : engine.streams[id]?.outputLoss?.phase == .pausing ? .outputLoss : .forGood
+                fallbackAt[id] = nil
+            case let .mute(id, _, _) where hold[id] == .transient && engine.streams[id]?.pausedBy == .mute:
+                fallbackAt[id] = fallbackAt[id] ?? step.time
             default:
                 break
             }
         }
         // A transient pause the engine let go of without resuming (escalation: "stays paused"; the player
-        // left) is never resumed.
-        for (id, kind) in hold where kind == .transient && !resumed.contains(id) && engine.streams[id]?.pausedBy != .player {
+        // left) is never resumed. Under the mute fallback it is still the engine's: a player that obeys the
+        // Pause late is resumed with the unmute.
+        for (id, kind) in hold where kind == .transient && !resumed.contains(id)
+            && engine.streams[id]?.pausedBy != .player && engine.streams[id]?.pausedBy != .mute {
             hold[id] = .forGood
+            fallbackAt[id] = nil
         }
         return nil
     }
