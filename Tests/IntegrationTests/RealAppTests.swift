@@ -305,8 +305,17 @@ extension MPRISTests {
         }
         #expect(pauses >= 1, "no pause with 1.5 s of the recording after it: \(shown)")
         // Heard for 500 ms and more (the meter's verdict, then the 200 ms duck): ducked by about the drop-in's 20 dB.
-        for index in heard.indices.dropFirst(5) where heard[index - 5...index].allSatisfy({ $0 }) {
-            #expect(music[index] < before - 15, "not ducked \(index * 100) ms in: \(shown)")
+        // Judged as a whole by the median; a single window may read a few dB high where a click of the far
+        // end's (the browser's audio running late on a loaded machine) spreads into the music's band (seen
+        // on PipeWire: -24 dB among windows of -30 dB, the duck 20 dB under -11 dB). Let go, the music would
+        // climb back over the 1 s restore, far above the bound each window is held to.
+        let ducked = heard.indices.dropFirst(5).filter { heard[$0 - 5...$0].allSatisfy { $0 } }
+        for index in ducked {
+            #expect(music[index] < before - 10, "not ducked \(index * 100) ms in: \(shown)")
+        }
+        let levels = ducked.map { music[$0] }.sorted()
+        if !levels.isEmpty {
+            #expect(levels[levels.count / 2] < before - 15, "not ducked by the drop-in's 20 dB: \(shown)")
         }
         #expect(try mpv.status() == "Playing", "the call paused the music")
         browser.stop()
