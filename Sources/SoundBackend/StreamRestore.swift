@@ -81,6 +81,11 @@ public final class StreamRestore {
         ledger.volumeArrived(input.index, key: input.restoreID, muted: input.muted)
     }
 
+    /// The daemon has acted on `index`'s start: it counts as seen (``LevelOwnership/startJudged(_:)``).
+    public func startJudged(_ index: UInt32) {
+        ledger.startJudged(index)
+    }
+
     /// Recovery unmuted `input` (``LevelOwnership/recoveryUnmuted(_:key:now:)``).
     public func recoveryUnmuted(_ input: SinkInput) {
         ledger.recoveryUnmuted(input.index, key: input.restoreID, now: MainLoop.monotonicMicroseconds())

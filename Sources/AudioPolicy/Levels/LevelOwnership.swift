@@ -171,10 +171,26 @@ public struct LevelOwnership: Sendable {
 
     /// A stream appeared. Returns whether its key's saved mute is ours (the journal's record of the key's
     /// streams must then move their ``SavedMuteMark`` above it).
+    ///
+    /// A muted start counts as seen only once it is judged (``startJudged(_:)``): until the daemon has
+    /// put a start at our mute right, the journal's marks must stay below it, or a kill in between leaves
+    /// the next run a stream at or below the marks, which it takes for one its user muted (the 40 s churn
+    /// on PipeWire, CI's seed: the daemon was killed 15 ms after a music stream started with the mute of
+    /// a stream it had faded out, and the next run left that music muted for good).
     public mutating func streamAppeared(_ index: UInt32, key: String?, muted: Bool) -> Bool {
-        highestIndexSeen = max(highestIndexSeen ?? 0, index)
-        if muted { streams[index, default: StreamLevels()].muteSaved = true }
+        if muted {
+            streams[index, default: StreamLevels()].muteSaved = true
+        } else {
+            highestIndexSeen = max(highestIndexSeen ?? 0, index)
+        }
         return saving != nil && writes.savedMuteIsOurs(key: key)
+    }
+
+    /// The daemon has heard of stream `index`'s start and acted on it (a start at our mute is put right,
+    /// or the policy mutes it now): it counts as seen (``streamAppeared(_:key:muted:)``), and the journal's
+    /// marks of its key go above it.
+    public mutating func startJudged(_ index: UInt32) {
+        highestIndexSeen = max(highestIndexSeen ?? 0, index)
     }
 
     /// A stream appeared at `now` without its volume and mute (pipewire-pulse tells them late): whose its

@@ -47,6 +47,16 @@ extension Actuation {
                           levelAway: Self.levelAway(input, own: origin.own))
     }
 
+    /// The engine has heard of a new stream's start (or of its late volume) and what it asked for is
+    /// done: the stream counts as seen, and the journal's marks of its key go above it
+    /// (``LevelOwnership/startJudged(_:)``). Not before: a kill between its appearance and the put-back
+    /// of a start at our mute must leave the next run a stream above the marks.
+    func startJudged(_ index: UInt32) {
+        guard let live = streams[index], !live.input.volumePending else { return }
+        restore?.startJudged(index)
+        journalSavedMute(of: live.input.restoreID)
+    }
+
     /// Whether `input` is away from its own level `own` and can be written back to it.
     private static func levelAway(_ input: SinkInput, own: ChannelVolumes) -> Bool {
         input.volumeWritable && !input.volume.matches(ChannelVolumes(values: own.values, channelMap: input.volume.channelMap))

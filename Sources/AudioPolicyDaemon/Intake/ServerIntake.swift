@@ -142,6 +142,7 @@ final class ServerIntake {
     private func streamAdded(_ input: SinkInput) {
         guard !actuation.knows(input.index) else { return streamChanged(input) }
         let savedStart = actuation.streamAppeared(input)
+        defer { actuation.startJudged(input.index) }
         guard let id = actuation.id(of: input.index) else { return }
         // Created corked, it is no sound yet: it interrupts nothing until it first plays. Muted, it was
         // muted by its user (or app) unless the mute is one of ours the server saved for its key: the
@@ -178,6 +179,7 @@ final class ServerIntake {
         if let lateStart, lateStart.adopted {
             feed(.startedAtOurSave(id, levelAway: lateStart.levelAway, mutedByUs: lateStart.mutedByUs))
         }
+        if lateStart != nil { actuation.startJudged(input.index) }
         // Someone else's level first: it is the stream's own (``Command/adoptLevel(_:)``,
         // ``Command/yieldVolume(_:)``) before anything else in the snapshot can make the engine write the
         // stream from its old level.

@@ -79,6 +79,9 @@ enum LevelsSequence {
         // And whether WirePlumber restored a late stream's entry only as its volume arrives (the entry as
         // it is then) or as it started.
         var restoring = SplitMix64(seed: seed ^ 0x7265_7374_6F72_6564)
+        // And whether the daemon is killed as it hears of a start, before it has put the start right (the
+        // 40 s churn on PipeWire, CI's seed).
+        var startKills = SplitMix64(seed: seed ^ 0x6B69_6C6C_7374_6172)
         var arrivals: [(name: String, after: Int, restoredNow: Bool)] = []
         func pick<T>(_ list: [T]) -> T { list[Int(rng.next() % UInt64(list.count))] }
         func chance(_ percent: UInt64) -> Bool { rng.next() % 100 < percent }
@@ -129,8 +132,11 @@ enum LevelsSequence {
                 // server applied it (a start that overtakes an unmute: the soak).
                 let late = lateness.next() % 100 < 30
                 if late { arrivals.append((name, Int(lateness.next() % 2), restoring.next() % 2 == 0)) }
+                let killed = alive && crashes.contains("kill") && startKills.next() % 100 < 3
+                if killed { alive = false }
                 action = .start(name, key: key, level: chance(30) ? level() : nil, muted: chance(5),
-                                beforeWritesApplied: overtaking.next() % 100 < 25, volumeLate: late)
+                                beforeWritesApplied: overtaking.next() % 100 < 25, volumeLate: late,
+                                killedAsItStarts: killed)
             case 2, 3: guard !live.isEmpty else { continue }
                 action = .ramp(pick(live), to: pick([0.05, 0.1, 0.316, 0.5]), steps: 1 + Int(rng.next() % 5))
             case 4: guard !live.isEmpty else { continue }; action = .ramp(pick(live), to: 1, steps: 1 + Int(rng.next() % 5))
@@ -278,12 +284,13 @@ enum LevelsSequence {
         for step in steps {
             var lines: [String] = []
             switch step.action {
-            case let .start(name, key, appLevel, muted, beforeWritesApplied, volumeLate):
+            case let .start(name, key, appLevel, muted, beforeWritesApplied, volumeLate, killedAsItStarts):
                 lines = ["start = \"\(name)\"", "key = \"\(key)\""]
                 if let appLevel { lines.append("level = \(level(appLevel))") }
                 if muted { lines.append("muted = true") }
                 if beforeWritesApplied { lines.append("before-writes-applied = true") }
                 if volumeLate, saving == .wirePlumber { lines.append("volume-late = true") }
+                if killedAsItStarts { lines.append("killed-as-it-starts = true") }
             case let .volumeArrives(name, restoredNow):
                 guard saving == .wirePlumber else { continue }
                 lines = ["volume-arrives = \"\(name)\""]

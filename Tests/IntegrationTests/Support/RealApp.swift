@@ -11,6 +11,9 @@ final class RealApp {
     private let child: Child
     /// The named pipe a browser takes more pages from (``open(_:)``), if it was started with one.
     private var opener: URL?
+    /// The browser's log (the launcher's `BROWSER_LOG`), if kept: what its pages said goes into a
+    /// failed wait's report.
+    private var log: URL?
 
     /// What the launchers need, or why the real-app tests cannot run here.
     static let missing: String? = {
@@ -67,9 +70,11 @@ final class RealApp {
         guard mkfifo(pipe.path, 0o600) == 0 else {
             throw CommandFailure(description: "mkfifo \(pipe.path): errno \(errno)")
         }
+        let log = TestEnvironment.scratch.appendingPathComponent("browser-\(UUID().uuidString.prefix(8)).log")
         let app = try RealApp("chromium on \(page).html", ["browser", "chromium", page],
-                              environment: ["BROWSER_OPEN": pipe.path])
+                              environment: ["BROWSER_OPEN": pipe.path, "BROWSER_LOG": log.path])
         app.opener = pipe
+        app.log = log
         return app
     }
 
@@ -139,7 +144,15 @@ final class RealApp {
             if let mine = streams.first(where: { !known.contains($0.index) && matches($0.properties) }) {
                 return .done(mine)
             }
-            return .waiting("streams: \(streams)")
+            return .waiting("streams: \(streams)\(pagesSaid)")
         }
+    }
+
+    /// What the browser's pages said (their `realapps` console lines) and its errors, from its log if kept:
+    /// whether a page opened, played or failed to.
+    private var pagesSaid: String {
+        guard let log, let text = try? String(contentsOf: log, encoding: .utf8) else { return "" }
+        let lines = text.split(separator: "\n").filter { $0.contains("realapps") || $0.contains(":ERROR:") }
+        return lines.isEmpty ? "; its log says nothing of its pages" : "; its log: " + lines.suffix(12).joined(separator: " | ")
     }
 }

@@ -59,7 +59,7 @@ public struct LevelsRehearsal: Sendable {
         }
         // Whatever comes next comes after the server's reports of the daemon's last writes, except a
         // start that overtakes them.
-        if case .start(_, _, _, _, true, _) = action {
+        if case .start(_, _, _, _, true, _, _) = action {
             server.writesReported(sentBefore: now - SavingServer.writeInFlight)
         } else {
             server.writesReported()
@@ -67,13 +67,14 @@ public struct LevelsRehearsal: Sendable {
         daemon.snapshotsArrive(from: server)
         daemon.serverAnswered(writesSentBefore: now - SavingServer.writeInFlight)
         switch action {
-        case let .start(name, key, level, muted, beforeWritesApplied, volumeLate):
+        case let .start(name, key, level, muted, beforeWritesApplied, volumeLate, killedAsItStarts):
             let index = server.start(key: key, appLevel: level, appMuted: muted,
                                      beforeWritesApplied: beforeWritesApplied, at: now)
             indexes[name] = index
             noteSilence(of: index)
             // Only pipewire-pulse tells a volume late.
-            daemon.appeared(index, volumeLate: volumeLate && server.saving == .wirePlumber, on: &server, at: now)
+            daemon.appeared(index, volumeLate: volumeLate && server.saving == .wirePlumber,
+                            killedAsItStarts: killedAsItStarts, on: &server, at: now)
         case let .volumeArrives(name, restoredNow):
             // Told once: a volume that came with an earlier change (``arriveFirst(_:at:)``) was restored then.
             if let index = live(name), daemon.live[index]?.volumePending == true {

@@ -19,9 +19,11 @@ public struct LevelsScenario: Sendable {
         /// A stream of `key` starts; its app asks for `level` (nil: none) and `muted`; `beforeWritesApplied`:
         /// before the daemon's last writes to another stream of the key are applied
         /// (``SavingServer/start(key:appLevel:appMuted:beforeWritesApplied:at:)``); `volumeLate`: the server
-        /// tells the daemon its volume and mute only later (pipewire-pulse: ``volumeArrives(_:restoredNow:)``).
+        /// tells the daemon its volume and mute only later (pipewire-pulse: ``volumeArrives(_:restoredNow:)``);
+        /// `killedAsItStarts`: the daemon is killed as it hears of it, its journal written and the start not
+        /// yet put right (``RehearsedDaemon/appeared(_:volumeLate:killedAsItStarts:on:at:)``).
         case start(String, key: String, level: ChannelVolumes?, muted: Bool, beforeWritesApplied: Bool = false,
-                   volumeLate: Bool = false)
+                   volumeLate: Bool = false, killedAsItStarts: Bool = false)
         /// The server tells the volume and mute of a stream it announced without them (pipewire-pulse
         /// announces a new stream at 0 and tells its restored volume a few milliseconds later).
         /// `restoredNow`: WirePlumber restored the key's entry only now, as it does once it has handled the

@@ -156,8 +156,10 @@ public struct RehearsedDaemon: Sendable {
 
     /// A new stream, as the server started it; `volumeLate`: as pipewire-pulse announces it, at 0 and
     /// unmuted until its volume arrives (``volumeArrived(_:on:at:)``).
-    public mutating func appeared(_ index: UInt32, volumeLate: Bool = false, on server: inout SavingServer,
-                                  at now: Milliseconds) {
+    /// `killedAsItStarts`: the daemon is killed as it hears of it, once its journal has noted the start
+    /// and before it has put the start right (``LevelOwnership/startJudged(_:)``).
+    public mutating func appeared(_ index: UInt32, volumeLate: Bool = false, killedAsItStarts: Bool = false,
+                                  on server: inout SavingServer, at now: Milliseconds) {
         guard connected, let stream = server.streams[index] else { return }
         if volumeLate {
             var record = Live(key: stream.key, own: ChannelVolumes(values: []), muted: false)
@@ -171,6 +173,8 @@ public struct RehearsedDaemon: Sendable {
         if held { record.level.heldByRecovery() }
         live[index] = record
         if ownership.streamAppeared(index, key: stream.key, muted: stream.muted) { journalSavedMute(of: stream.key) }
+        if killedAsItStarts { return kill() }
+        defer { judged(index, key: stream.key) }
         if held { return journalSync(index) }
         // One that overtook a repair was announced before the server answered it.
         guard var origin = ownership.origin(of: index, key: stream.key, volume: stream.volume, muted: stream.muted,
@@ -181,6 +185,13 @@ public struct RehearsedDaemon: Sendable {
         if takesStartMutesForTheUsers { origin.mutedByUs = false }
         correctStart(index, origin, at: stream.volume, untouched: true, policyMuted: false, on: &server, now: now)
         journalSync(index)
+    }
+
+    /// The daemon has acted on a start (as server intake does once the engine has heard of it): it counts
+    /// as seen, and the journal's marks of its key go above it.
+    private mutating func judged(_ index: UInt32, key: String) {
+        ownership.startJudged(index)
+        journalSavedMute(of: key)
     }
 
     /// A start at a level or mute of ours, put right as the levels stage says (``SavedStartCorrection``):
@@ -234,6 +245,7 @@ public struct RehearsedDaemon: Sendable {
                          now: now)
         }
         journalSync(index)
+        judged(index, key: stream.key)
     }
 
     /// Its user set its level: that is its own from now on, and the policy yields to it.
