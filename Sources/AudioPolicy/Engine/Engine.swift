@@ -421,19 +421,21 @@ public struct Engine: Sendable {
     private mutating func playbackReported(_ id: StreamID, playing: Bool, now: Milliseconds,
                                            into out: inout [Command]) {
         guard var stream = streams[id], stream.isLive, !stream.isHook else { return }
-        // Playing after the fallback took over: a Paused after that is not the engine's Pause obeyed late.
-        if playing { stream.pausedLateByPlayer = false; stream.fallbackAt = nil }
         if playing, !stream.playing, stream.pausedBy == nil || stream.pausedBy == .mute, stream.hasPlayed,
            let stopped = stream.stoppedAt, now - stopped < Self.glitch {
             // Corked for an instant (mpv restarts its audio after an underrun, 13-35 ms; pipewire-pulse's
             // rescue move unlinks a stream off a lost output for a few ms): the same sound going on, not
             // the user starting it again — it must not become newer than media that started meanwhile,
-            // take Now Playing back, cancel the fallback's mute, or end a held output loss.
+            // take Now Playing back, cancel the fallback's mute, or end a held output loss. Nor is the
+            // stop the Pause obeyed late: a Paused after it, within the fallback's window, still is.
             stream.playing = true
             stream.stoppedAt = nil
+            stream.pausedLateByPlayer = false
             streams[id] = stream
             return
         }
+        // Playing after the fallback took over: a Paused after that is not the engine's Pause obeyed late.
+        if playing { stream.pausedLateByPlayer = false; stream.fallbackAt = nil }
         outputLossPlayback(&stream, playing: playing, now: now, into: &out)
         let wasPlaying = stream.playing
         let ownPause = stream.pausedBy == nil || stream.pausedBy == .mute

@@ -173,6 +173,10 @@ struct ResumeProperty: EngineProperty {
     /// When the mute fallback took over a transient pause: its player's Paused within a `pause-timeout`
     /// after that is the engine's Pause obeyed late (to be resumed with the unmute), a later one the user's.
     var fallbackAt: [StreamID: Milliseconds] = [:]
+    /// A stop the engine may take a Playing within ``Engine/glitch`` after for a flicker (the same sound
+    /// going on), with the fallback's window as it was before the stop: the flicker leaves that window
+    /// open, so a Paused after it may still be the Pause obeyed late.
+    var stops: [StreamID: (at: Milliseconds, window: Milliseconds?)] = [:]
 
     mutating func observe(_ step: Observed, engine: Engine) -> Violation? {
         switch step.action {
@@ -180,10 +184,18 @@ struct ResumeProperty: EngineProperty {
             hold[id] = nil
             userPaused.remove(id)
             fallbackAt[id] = nil
+            stops[id] = nil
         case let .event(.userVolume(id, _, _))?, let .event(.userMute(id, _))?:
             if hold[id] == .outputLoss { hold[id] = .forGood }
         case let .event(.playback(id, playing))?:
-            if playing {
+            let stop = stops.removeValue(forKey: id)
+            if !playing, let at = engine.streams[id]?.stoppedAt { stops[id] = (at, fallbackAt[id]) }
+            if playing, let stop, step.time - stop.at < Engine.glitch,
+               engine.streams[id].map({ $0.pausedBy == nil || $0.pausedBy == .mute }) == true {
+                // A flicker: not the user's play, and the stop before it was not the Pause obeyed late.
+                userPaused.remove(id)
+                fallbackAt[id] = stop.window
+            } else if playing {
                 userPaused.remove(id)
                 hold[id] = nil
                 fallbackAt[id] = nil
