@@ -32,6 +32,12 @@ public struct Engine: Sendable {
     static let endedMemory = 256
     /// A stream that plays again this soon after it stopped (an underrun's cork) was never stopped.
     public static let glitch: Milliseconds = 250
+    /// A stream that plays again this soon after a stop of its own while its player said Playing
+    /// throughout (``TrackedStream/stoppedUnderPlayingPlayer``) was never stopped either: under load mpv's
+    /// underrun restarts were seen to take longer than ``glitch``, and the uncork that ended one made its
+    /// music newer than a browser's song that had started meanwhile, which it then paused. Longer, a
+    /// stream's stop is taken for its user's (a player that pauses by corking, and says nothing).
+    public static let streamFlicker: Milliseconds = 2000
     /// How long after a stream starts playing its player may still say Playing and make it media.
     /// Browsers register their page's player, and say Playing, up to a second either side of the stream
     /// (REAL-APPS.md) on an idle machine, but Firefox took over 3 s in a loaded CI run (its `<audio>`
@@ -422,7 +428,8 @@ public struct Engine: Sendable {
                                            into out: inout [Command]) {
         guard var stream = streams[id], stream.isLive, !stream.isHook else { return }
         if playing, !stream.playing, stream.pausedBy == nil || stream.pausedBy == .mute, stream.hasPlayed,
-           let stopped = stream.stoppedAt, now - stopped < Self.glitch {
+           let stopped = stream.stoppedAt,
+           now - stopped < Self.glitch || stream.stoppedUnderPlayingPlayer && now - stopped < Self.streamFlicker {
             // Corked for an instant (mpv restarts its audio after an underrun, 13-35 ms; pipewire-pulse's
             // rescue move unlinks a stream off a lost output for a few ms): the same sound going on, not
             // the user starting it again — it must not become newer than media that started meanwhile,
@@ -430,6 +437,7 @@ public struct Engine: Sendable {
             // stop the Pause obeyed late: a Paused after it, within the fallback's window, still is.
             stream.playing = true
             stream.stoppedAt = nil
+            stream.stoppedUnderPlayingPlayer = false
             stream.pausedLateByPlayer = false
             streams[id] = stream
             return
@@ -440,6 +448,9 @@ public struct Engine: Sendable {
         let wasPlaying = stream.playing
         let ownPause = stream.pausedBy == nil || stream.pausedBy == .mute
         stream.stoppedAt = playing ? nil : wasPlaying && ownPause ? now : stream.stoppedAt
+        if playing || wasPlaying && ownPause {
+            stream.stoppedUnderPlayingPlayer = !playing && stream.player.map { playerStatuses[$0] == .playing } == true
+        }
         stream.playing = playing
         if !playing { stream.pauseAskedAt = nil }
         if !playing, wasPlaying, stream.pausedBy == .mute, stream.player != nil, let fallback = stream.fallbackAt,
@@ -581,7 +592,13 @@ public struct Engine: Sendable {
     private mutating func playerSaid(_ status: PlayerStatus, player: PlayerID, now: Milliseconds,
                                      into out: inout [Command]) {
         playerStatuses[player] = status
-        guard status == .playing else { return }
+        guard status == .playing else {
+            // Its player said it stopped: a stop of its streams is its player's, not theirs alone.
+            for id in streams.ids where streams[id]?.player == player && streams[id]?.stoppedUnderPlayingPlayer == true {
+                streams[id]?.stoppedUnderPlayingPlayer = false
+            }
+            return
+        }
         for id in streams.ids {
             guard var stream = streams[id], stream.isLive, !stream.isHook, stream.player == player,
                   !stream.playerCounts, now - stream.startedAt <= Self.playerWindow else { continue }

@@ -70,6 +70,11 @@ struct TrackedStream: Sendable {
     /// When it last stopped playing (corked, or its player said Paused) while nobody held it paused; nil
     /// while it plays. Playing again within ``Engine/glitch`` of it is the same sound going on.
     var stoppedAt: Milliseconds?
+    /// That stop was its stream's alone: its player said Playing then, and has said nothing else since
+    /// (mpv restarting its audio after an underrun corks and uncorks its stream, and on a loaded machine
+    /// that takes longer than ``Engine/glitch``). Playing again within ``Engine/streamFlicker`` of it is
+    /// the same sound going on.
+    var stoppedUnderPlayingPlayer = false
     /// Whether it has played since it was created: a stream created corked (a softphone's before the call,
     /// a browser's before its page plays) interrupts nothing until it does.
     var hasPlayed = true

@@ -194,7 +194,10 @@ final class ServerIntake {
         // Moved: by the server off a sink going away, or by the user; the engine tells which.
         if input.sinkIndex != old.sinkIndex { feed(.streamMoved(id, to: OutputID(sink: input.sinkIndex))) }
         if input.properties != old.properties { feed(.streamChanged(id, input.properties)) }
-        if input.corked != old.corked { feed(.playback(id, playing: !input.corked)) }
+        if input.corked != old.corked {
+            log.debug("stream \(input.index): \(input.corked ? "corked" : "uncorked")")
+            feed(.playback(id, playing: !input.corked))
+        }
     }
 
     private func streamRemoved(_ index: UInt32) {

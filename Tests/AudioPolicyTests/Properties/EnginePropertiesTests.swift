@@ -176,7 +176,9 @@ struct ResumeProperty: EngineProperty {
     /// A stop the engine may take a Playing within ``Engine/glitch`` after for a flicker (the same sound
     /// going on), with the fallback's window as it was before the stop: the flicker leaves that window
     /// open, so a Paused after it may still be the Pause obeyed late.
-    var stops: [StreamID: (at: Milliseconds, window: Milliseconds?)] = [:]
+    /// `underPlayer`: its player said Playing then and nothing else since, so a Playing within
+    /// ``Engine/streamFlicker`` is a flicker too (``TrackedStream/stoppedUnderPlayingPlayer``).
+    var stops: [StreamID: (at: Milliseconds, window: Milliseconds?, underPlayer: Bool)] = [:]
 
     mutating func observe(_ step: Observed, engine: Engine) -> Violation? {
         switch step.action {
@@ -187,10 +189,16 @@ struct ResumeProperty: EngineProperty {
             stops[id] = nil
         case let .event(.userVolume(id, _, _))?, let .event(.userMute(id, _))?:
             if hold[id] == .outputLoss { hold[id] = .forGood }
+        case let .event(.playerStatus(player, status))? where status != .playing:
+            // Its player said it stopped: a stop of its streams is its player's.
+            for id in stops.keys where engine.streams[id]?.player == player { stops[id]?.underPlayer = false }
         case let .event(.playback(id, playing))?:
             let stop = stops.removeValue(forKey: id)
-            if !playing, let at = engine.streams[id]?.stoppedAt { stops[id] = (at, fallbackAt[id]) }
-            if playing, let stop, step.time - stop.at < Engine.glitch,
+            if !playing, let stream = engine.streams[id], let at = stream.stoppedAt {
+                stops[id] = (at, fallbackAt[id], stream.stoppedUnderPlayingPlayer)
+            }
+            if playing, let stop,
+               step.time - stop.at < Engine.glitch || stop.underPlayer && step.time - stop.at < Engine.streamFlicker,
                engine.streams[id].map({ $0.pausedBy == nil || $0.pausedBy == .mute }) == true {
                 // A flicker: not the user's play, and the stop before it was not the Pause obeyed late.
                 userPaused.remove(id)
