@@ -427,18 +427,6 @@ public struct Engine: Sendable {
     private mutating func playbackReported(_ id: StreamID, playing: Bool, now: Milliseconds,
                                            into out: inout [Command]) {
         guard var stream = streams[id], stream.isLive, !stream.isHook else { return }
-        let playerPlays = stream.player.map { playerStatuses[$0] == .playing } == true
-        if playing, !stream.playing, stream.pausedBy == .player, let stopped = stream.heldStopAt,
-           now - stopped < Self.streamFlicker, playerPlays {
-            // Its stream stopped and plays again while its player says Playing throughout, before the
-            // player took the held Pause: the same sound going on, and the Pause still awaited.
-            stream.playing = true
-            stream.heldStopAt = nil
-            stream.pauseAskedAt = stream.pauseAskedBeforeHeldStop
-            streams[id] = stream
-            return
-        }
-        stream.heldStopAt = nil
         if playing, !stream.playing, stream.pausedBy == nil || stream.pausedBy == .mute, stream.hasPlayed,
            let stopped = stream.stoppedAt,
            now - stopped < Self.glitch || stream.stoppedUnderPlayingPlayer && now - stopped < Self.streamFlicker {
@@ -464,10 +452,6 @@ public struct Engine: Sendable {
             stream.stoppedUnderPlayingPlayer = !playing && stream.player.map { playerStatuses[$0] == .playing } == true
         }
         stream.playing = playing
-        if !playing, wasPlaying, stream.pausedBy == .player, playerPlays {
-            stream.heldStopAt = now
-            stream.pauseAskedBeforeHeldStop = stream.pauseAskedAt
-        }
         if !playing { stream.pauseAskedAt = nil }
         if !playing, wasPlaying, stream.pausedBy == .mute, stream.player != nil, let fallback = stream.fallbackAt,
            now - fallback <= policy.pauseTimeout {
@@ -610,9 +594,8 @@ public struct Engine: Sendable {
         playerStatuses[player] = status
         guard status == .playing else {
             // Its player said it stopped: a stop of its streams is its player's, not theirs alone.
-            for id in streams.ids where streams[id]?.player == player {
-                if streams[id]?.stoppedUnderPlayingPlayer == true { streams[id]?.stoppedUnderPlayingPlayer = false }
-                if streams[id]?.heldStopAt != nil { streams[id]?.heldStopAt = nil }
+            for id in streams.ids where streams[id]?.player == player && streams[id]?.stoppedUnderPlayingPlayer == true {
+                streams[id]?.stoppedUnderPlayingPlayer = false
             }
             return
         }

@@ -95,13 +95,6 @@ struct TrackedStream: Sendable {
     /// When the engine last asked the stream's player to pause (to be resumed): the player has the
     /// policy's `pause-timeout` from then to report Paused (``Engine/confirmPauses(now:into:)``).
     var pauseAskedAt: Milliseconds?
-    /// When its stream stopped while the engine held it paused and its player still said Playing (and
-    /// has said nothing else since), with when the Pause was asked: before its player takes the Pause,
-    /// mpv restarting its audio after an underrun corks and uncorks its stream. Playing again within
-    /// ``Engine/streamFlicker`` is that, not its user playing it: the Pause is still awaited, by the same
-    /// deadline.
-    var heldStopAt: Milliseconds?
-    var pauseAskedBeforeHeldStop: Milliseconds?
 
     /// When a Pause the player has not confirmed times out: the stream is held paused by its player and
     /// still playing, as far as anybody has reported.

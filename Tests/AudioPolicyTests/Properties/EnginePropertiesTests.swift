@@ -179,10 +179,6 @@ struct ResumeProperty: EngineProperty {
     /// `underPlayer`: its player said Playing then and nothing else since, so a Playing within
     /// ``Engine/streamFlicker`` is a flicker too (``TrackedStream/stoppedUnderPlayingPlayer``).
     var stops: [StreamID: (at: Milliseconds, window: Milliseconds?, underPlayer: Bool)] = [:]
-    /// A stop of a stream the engine holds paused by its player, while that player says Playing
-    /// (``TrackedStream/heldStopAt``): a Playing within ``Engine/streamFlicker`` is not its user's play,
-    /// and the engine still holds it paused.
-    var heldStops: [StreamID: Milliseconds] = [:]
 
     mutating func observe(_ step: Observed, engine: Engine) -> Violation? {
         switch step.action {
@@ -191,24 +187,17 @@ struct ResumeProperty: EngineProperty {
             userPaused.remove(id)
             fallbackAt[id] = nil
             stops[id] = nil
-            heldStops[id] = nil
         case let .event(.userVolume(id, _, _))?, let .event(.userMute(id, _))?:
             if hold[id] == .outputLoss { hold[id] = .forGood }
         case let .event(.playerStatus(player, status))? where status != .playing:
             // Its player said it stopped: a stop of its streams is its player's.
             for id in stops.keys where engine.streams[id]?.player == player { stops[id]?.underPlayer = false }
-            for id in heldStops.keys where engine.streams[id]?.player == player { heldStops[id] = nil }
         case let .event(.playback(id, playing))?:
             let stop = stops.removeValue(forKey: id)
-            let heldStop = heldStops.removeValue(forKey: id)
-            if !playing, let at = engine.streams[id]?.heldStopAt { heldStops[id] = at }
             if !playing, let stream = engine.streams[id], let at = stream.stoppedAt {
                 stops[id] = (at, fallbackAt[id], stream.stoppedUnderPlayingPlayer)
             }
-            if playing, let heldStop, step.time - heldStop < Engine.streamFlicker,
-               engine.streams[id]?.pausedBy == .player {
-                // Its stream's flicker before its player took the held Pause: still held, to be resumed.
-            } else if playing, let stop,
+            if playing, let stop,
                step.time - stop.at < Engine.glitch || stop.underPlayer && step.time - stop.at < Engine.streamFlicker,
                engine.streams[id].map({ $0.pausedBy == nil || $0.pausedBy == .mute }) == true {
                 // A flicker: not the user's play, and the stop before it was not the Pause obeyed late.
