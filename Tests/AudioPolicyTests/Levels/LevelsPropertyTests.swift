@@ -34,6 +34,7 @@ struct LevelsPropertyTests {
             let shrunk = LevelsSequence.shrink(steps, saving: saving)
             let fixture = LevelsSequence.fixture(shrunk, saving: saving,
                                                  violation: LevelsSequence.check(shrunk, saving: saving) ?? violation)
+            if only != nil, LevelsSequence.trace { _ = LevelsSequence.check(shrunk, saving: saving, trace: true) }
             Issue.record("seed \(seed) on \(saving.rawValue): \(violation)\nshrunk to \(shrunk.count) steps:\n\(fixture)")
             failures += 1
             if failures >= (Int(Self.environment["LEVELS_FAILURES"] ?? "") ?? 2) { break }
@@ -195,12 +196,13 @@ enum LevelsSequence {
     }
 
     /// Plays `steps` and the end of everything; returns the first invariant that did not hold.
-    static func check(_ steps: [Step], saving: ServerSaving, control: Bool = false) -> String? {
+    static func check(_ steps: [Step], saving: ServerSaving, control: Bool = false, trace: Bool = false) -> String? {
         var rehearsal = LevelsRehearsal(saving: saving, entries: entries, control: control)
         var now: Milliseconds = 0
         for step in steps {
             now = step.at
             _ = rehearsal.play(step.action, at: now)
+            if trace { print(describe(rehearsal, after: step)) }
             if let broken = ownLevels(rehearsal, after: step) { return broken }
         }
         // Everything is over: the daemon runs, the policy's changes are undone (a held mute by its user,
@@ -230,6 +232,23 @@ enum LevelsSequence {
             }
         }
         return nil
+    }
+
+    /// `LEVELS_TRACE=1` with `LEVELS_ONLY`: the shrunk sequence is played once more, printing the server's
+    /// entries and streams and the daemon's records after each step (what a failure's cause is read from).
+    static let trace = ProcessInfo.processInfo.environment["LEVELS_TRACE"] == "1"
+
+    /// One step's world, for ``trace``.
+    private static func describe(_ rehearsal: LevelsRehearsal, after step: Step) -> String {
+        var lines = ["@\(step.at) \(step.action)"]
+        for (key, entry) in rehearsal.server.entries.sorted(by: { $0.key < $1.key }) {
+            lines.append("  entry \(key): \(entry)")
+        }
+        for (name, index) in rehearsal.indexes.sorted(by: { $0.key < $1.key }) {
+            lines.append("  \(name) #\(index) server: \(rehearsal.server.streams[index].map { "\($0)" } ?? "gone")")
+            lines.append("  \(name) #\(index) daemon: \(rehearsal.daemon.live[index].map { "\($0)" } ?? "none")")
+        }
+        return lines.joined(separator: "\n")
     }
 
     /// The own level the daemon takes for each stream it knows is its user's.

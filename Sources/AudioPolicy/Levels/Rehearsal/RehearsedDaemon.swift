@@ -76,6 +76,17 @@ public struct RehearsedDaemon: Sendable {
 
     public init() {}
 
+    /// How long the daemon's clock has run when the rehearsal's begins (ms).
+    static let clockStart: Milliseconds = 1000
+
+    /// The daemon's clock (µs, monotonic) at the rehearsal's `now` (ms). It has run a while when the
+    /// rehearsal begins, as a real one has: 0 is earlier than anything the daemon did (a start that
+    /// overtook a repair is announced at 0; found by the levels property run: a repair sent at the
+    /// rehearsal's 0 ms was not later than that, and the start taken for one after it).
+    static func clock(_ now: Milliseconds) -> UInt64 {
+        UInt64(now + clockStart) * 1000
+    }
+
     // MARK: - Connecting
 
     /// Connects (at start, and after a server restart): an earlier run's or the gone server's journal is
@@ -97,7 +108,7 @@ public struct RehearsedDaemon: Sendable {
         }
         let entries = plan.entries
         ownership.recovered(entries.map(\.written), gone: plan.goneIndexes,
-                            present: server.streams.mapValues(\.muted), savedMuted: Set(server.entries.filter(\.value.muted).map(\.key)), now: UInt64(now) * 1000)
+                            present: server.streams.mapValues(\.muted), savedMuted: Set(server.entries.filter(\.value.muted).map(\.key)), now: Self.clock(now))
         _ = ownership.rememberSettled(entries.map(\.written))
         recoveredHolds = plan.holds
         putBackByRecovery = plan.putBack
@@ -107,7 +118,7 @@ public struct RehearsedDaemon: Sendable {
             if step.putsBack { lastSentAt = now }
             if step.unmute {
                 server.setMute(written.index, false, byDaemon: true, at: now)
-                ownership.recoveryUnmuted(written.index, key: written.key, now: UInt64(now) * 1000)
+                ownership.recoveryUnmuted(written.index, key: written.key, now: Self.clock(now))
             }
             if let own = step.restore {
                 // Sent with the unmute, if any: one batch, applied (or lost) as one.
@@ -115,7 +126,7 @@ public struct RehearsedDaemon: Sendable {
                 // A write like any other: a stream that ends a moment later gets its entry repaired.
                 ownership.wroteOwnLevel(to: written.index, key: written.key, heldMuted: step.held,
                                         usersMute: !step.unmute && stream.muted, recovery: true,
-                                        now: UInt64(now) * 1000)
+                                        now: Self.clock(now))
             }
         }
         journal = [:]
@@ -129,7 +140,14 @@ public struct RehearsedDaemon: Sendable {
         for index in server.streams.keys.sorted() { appeared(index, on: &server, at: now) }
         for key in ownership.streamsJudged() { journalSavedMute(of: key) }
         // The server answers the repairs after the streams are known (the daemon sends them together).
-        for entry in plan.repairable { repair(entry.written, for: nil, on: &server, at: now) }
+        // Each for its stream where it ended on this instance: the repair writes that stream's own level and
+        // mute, its user's (found by the levels property run: a gone stream's repair with its user's mute,
+        // after recovery's write of a held stream of the key had saved the same mute, ours, was judged as
+        // keeping ours, and the next stream's mute, the user's, taken for one of ours).
+        for entry in plan.repairable {
+            let written = entry.written
+            repair(written, for: written.server == cookie ? written.index : nil, on: &server, at: now)
+        }
     }
 
     /// Killed (SIGKILL): nothing is put back; the journal and the settled ducks stay on disk.
@@ -165,7 +183,7 @@ public struct RehearsedDaemon: Sendable {
             var record = Live(key: stream.key, own: ChannelVolumes(values: []), muted: false)
             record.volumePending = true
             live[index] = record
-            ownership.announcedWithoutVolume(index, key: stream.key, now: UInt64(now) * 1000)
+            ownership.announcedWithoutVolume(index, key: stream.key, now: Self.clock(now))
             return
         }
         let held = recoveredHolds.remove(index) != nil && stream.muted
@@ -178,8 +196,8 @@ public struct RehearsedDaemon: Sendable {
         if held { return journalSync(index) }
         // One that overtook a repair was announced before the server answered it.
         guard var origin = ownership.origin(of: index, key: stream.key, volume: stream.volume, muted: stream.muted,
-                                            volumeKnown: true, announcedAt: stream.overtookRepair ? 0 : UInt64(now) * 1000,
-                                            now: UInt64(now) * 1000) else { return }
+                                            volumeKnown: true, announcedAt: stream.overtookRepair ? 0 : Self.clock(now),
+                                            now: Self.clock(now)) else { return }
         live[index]?.level.own = origin.own
         live[index]?.muted = StartOrigin.usersMute(startedMuted: stream.muted, mutedByUs: origin.mutedByUs, held: false)
         if takesStartMutesForTheUsers { origin.mutedByUs = false }
@@ -205,7 +223,7 @@ public struct RehearsedDaemon: Sendable {
         if correction.writeOwn {
             server.setVolume(index, origin.own, byDaemon: true, at: now)
             if ownership.wroteOwnLevel(to: index, key: key, heldMuted: false, usersMute: live[index]?.muted ?? false,
-                                       now: UInt64(now) * 1000) {
+                                       now: Self.clock(now)) {
                 journalSavedMute(of: key)
             }
         }
@@ -221,7 +239,7 @@ public struct RehearsedDaemon: Sendable {
             return
         }
         var origin = ownership.origin(of: index, key: stream.key, volume: stream.volume, muted: stream.muted,
-                                      volumeKnown: true, now: UInt64(now) * 1000)
+                                      volumeKnown: true, now: Self.clock(now))
         if takesStartMutesForTheUsers { origin?.mutedByUs = false }
         let late = LateVolume.arrived(at: stream.volume, muted: stream.muted, origin: origin,
                                       policyMuted: record.level.policyMuted)
@@ -297,7 +315,7 @@ public struct RehearsedDaemon: Sendable {
         // As in the daemon, whose repairs are answered after the stream's end is taken.
         let written = written(index, record)
         live[index] = nil
-        let end = ownership.streamEnded(index, journaled: journal[index] != nil, now: UInt64(now) * 1000)
+        let end = ownership.streamEnded(index, journaled: journal[index] != nil, now: Self.clock(now))
         removalsAwaitingAnswer[index] = nil
         switch end {
         case .lateWrite:
@@ -335,7 +353,7 @@ public struct RehearsedDaemon: Sendable {
         let muted = ownership.repairMute(of: stream, saved: saved?.muted)
         if ownership.repairSent(key: key, muted: muted, over: saved?.muted, for: stream.index) { journalSavedMute(of: key) }
         server.writeEntry(key, volume: stream.own, muted: muted, for: index, at: now)
-        if ownership.entryRepaired(key: key, muted: muted, now: UInt64(now) * 1000) { journalSavedMute(of: key) }
+        if ownership.entryRepaired(key: key, muted: muted, now: Self.clock(now)) { journalSavedMute(of: key) }
     }
 
     // MARK: - What the policy does
@@ -373,7 +391,7 @@ public struct RehearsedDaemon: Sendable {
     /// The policy's mute is over: unmuted, and faded in to its own level.
     public mutating func unmute(_ index: UInt32, on server: inout SavingServer, at now: Milliseconds) {
         guard connected, live[index]?.level.policyMuted == true else { return }
-        live[index]?.level.policyUnmutes(at: UInt64(now) * 1000)
+        live[index]?.level.policyUnmutes(at: Self.clock(now))
         // The mute it had was ours (a held stream is heard of muted): unmuted, it is not its user's, as
         // the daemon's unmute command takes it (Actuation.record).
         live[index]?.muted = false
@@ -399,7 +417,7 @@ public struct RehearsedDaemon: Sendable {
         server.setVolume(index, volume, byDaemon: true, at: now, continuesBatch: continuesBatch)
         if ownership.wrote(volume, to: index, key: record.key, own: record.level.own, policyMuted: record.level.policyMuted,
                            muted: record.muted,
-                           now: UInt64(now) * 1000) {
+                           now: Self.clock(now)) {
             journalSavedMute(of: record.key)
         }
     }
@@ -409,7 +427,7 @@ public struct RehearsedDaemon: Sendable {
         // Held back until the server tells the stream's volume and mute (``LateVolume``).
         guard let record = live[index], !record.volumePending else { return }
         lastSentAt = now
-        ownership.wroteMute(muted, to: index, key: record.key, now: UInt64(now) * 1000)
+        ownership.wroteMute(muted, to: index, key: record.key, now: Self.clock(now))
         journalSavedMute(of: record.key)
         server.setMute(index, muted, byDaemon: true, at: now, continuesBatch: continuesBatch)
     }
@@ -447,10 +465,10 @@ public struct RehearsedDaemon: Sendable {
     /// their answer leaves the entries on disk.
     public mutating func serverAnswered(writesSentBefore time: Milliseconds) {
         guard connected else { return }
-        for index in live.keys.sorted() where live[index]?.level.writesAnswered(sentBefore: UInt64(max(time, 0)) * 1000) == true {
+        for index in live.keys.sorted() where live[index]?.level.writesAnswered(sentBefore: Self.clock(max(time, -Self.clockStart))) == true {
             journalSync(index)
         }
-        for key in ownership.writesAnswered(sentBefore: UInt64(max(time, 0)) * 1000) { journalSavedMute(of: key) }
+        for key in ownership.writesAnswered(sentBefore: Self.clock(max(time, -Self.clockStart))) { journalSavedMute(of: key) }
         if let sent = recoverySentAt, sent < time {
             recovering = []
             recoverySentAt = nil
