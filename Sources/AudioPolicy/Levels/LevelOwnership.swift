@@ -73,6 +73,9 @@ public struct LevelOwnership: Sendable {
         /// tells the mute reported, the rehearsal the user's).
         var muted: Bool?
         var toOurs: Bool
+        /// Made by a level write from ours to the stream's own mute (a duck's first step on WirePlumber, or
+        /// of a stream whose mute PulseAudio saves): the stream's next write saves its mute again.
+        var byLevelWrite = false
     }
 
     /// What the levels stage keeps of one stream.
@@ -372,7 +375,14 @@ public struct LevelOwnership: Sendable {
             // The saved mute goes from ours to this stream's (an unmute's batch, whose fade-in's first step
             // comes first; on WirePlumber, a duck of another stream of the key): until the server has
             // applied the write, a stream that starts gets ours (found by the levels property run).
-            handOvers[key] = HandOver(index: index, at: now, muted: muted, toOurs: false)
+            handOvers[key] = HandOver(index: index, at: now, muted: muted, toOurs: false, byLevelWrite: true)
+        } else if let key, let flight = handOvers[key], flight.byLevelWrite, flight.index == index {
+            // The same stream's next write (the ramp's next step) saves its mute again: a start that overtakes
+            // it has the step before's, that stream's mute, not ours (found by the levels property run: a
+            // user's muted music ducked in steps just after the policy faded another out; a start that
+            // overtook the last step, at the step before's level with the user's mute, was taken for one
+            // with ours and unmuted).
+            handOvers[key] = nil
         } else if let key, handOvers[key]?.toOurs == true {
             // A later write of the key (the ramp's next step, another stream's): a start that overtakes it
             // has the write before's, ours (found by the levels property run: a restore's second step
@@ -486,6 +496,15 @@ public struct LevelOwnership: Sendable {
         defer { notePending(key) }
         let unmutedByUs = streams[index]?.unmuteSentAt != nil
         let users = noteSaved(usersMute: !policyMuted && !unmutedByUs && muted, key: key)
+        // Saved with a mute not ours, after our unmute of another stream of the key: whether or not that
+        // unmute is ever applied, the key's saved mute is not ours from now on, as after someone's mute
+        // (``theyMuted(_:key:muted:)``). Found by the levels property run: its user changed the level of a
+        // stream its app had started muted, the daemon was killed before the unmute of another was
+        // answered, and after a server restart the next run took the user's saved mute for that lost
+        // unmute's and undid it.
+        if !policyMuted, let key, let unmute = unansweredUnmutes[key], unmute.index != index {
+            unansweredUnmutes[key] = nil
+        }
         return writes.mutesSaved(ours: policyMuted, key: key) || users
     }
 
@@ -527,6 +546,10 @@ public struct LevelOwnership: Sendable {
                 || handOver(of: key, now: now).map { $0.toOurs && $0.index == index } == true
             handOvers[key] = fromTheirs ? HandOver(index: index, at: now, muted: true, toOurs: true) : nil
         }
+        // Sent with the level write that handed the saved mute over (an unmute's batch: its fade-in's first
+        // step, the unmute, its level): the handing over is this write's, and the stream's next write is
+        // of its batch (found by the levels property run: a start that overtook the batch kept our mute).
+        if let key, handOvers[key]?.index == index { handOvers[key]?.byLevelWrite = false }
         key.map { _ = mutedByThem.remove($0) }
         // A write like any other: a stream that ends a moment later gets its entry repaired (found by the
         // levels property run: a saved start's unmute lost as the stream ended left our mute saved).
