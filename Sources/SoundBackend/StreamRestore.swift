@@ -82,7 +82,8 @@ public final class StreamRestore {
     }
 
     /// The daemon has acted on `index`'s start: it counts as seen (``LevelOwnership/startJudged(_:)``).
-    public func startJudged(_ index: UInt32) {
+    /// Returns whether the journal's marks rose.
+    public func startJudged(_ index: UInt32) -> Bool {
         ledger.startJudged(index)
     }
 

@@ -191,9 +191,13 @@ public struct LevelOwnership: Sendable {
 
     /// The daemon has heard of stream `index`'s start and acted on it (a start at our mute is put right,
     /// or the policy mutes it now): it counts as seen (``streamAppeared(_:key:muted:)``), and the journal's
-    /// marks of its key go above it.
-    public mutating func startJudged(_ index: UInt32) {
-        highestIndexSeen = max(highestIndexSeen ?? 0, index)
+    /// marks of its key go above it. Returns whether they rose (only a muted start's can: an unmuted one
+    /// counts as seen as it appears), so that the journal is rewritten only then.
+    @discardableResult
+    public mutating func startJudged(_ index: UInt32) -> Bool {
+        let raised = highestIndexSeen.map { $0 < index } ?? true
+        if raised { highestIndexSeen = index }
+        return raised
     }
 
     /// A stream appeared at `now` without its volume and mute (pipewire-pulse tells them late): whose its
@@ -436,7 +440,17 @@ public struct LevelOwnership: Sendable {
         guard let saving, saving.savesMuteWithEveryChange || streams[index]?.muteSaved == true || heldMuted || usersMute
         else { return false }
         if recovery, !heldMuted, let key { recoverySaved(key, ours: false) }
-        return noteSaved(usersMute: heldMuted ? false : usersMute, key: key)
+        var handedOver = false
+        if !recovery, !heldMuted, usersMute, let key, writes.savedMuteMayBeOurs(key: key) {
+            // A saved start's correction saves the stream's mute, its user's, over ours: the key's saved mute
+            // is theirs from now on, and a start that overtakes the write has ours (found by the levels
+            // property run: a stream that started with its user's mute as the policy faded another out,
+            // its level put back; the mark of the fade's mute stayed, and the run after a kill unmuted a
+            // stream that started with the user's saved mute).
+            handedOver = writes.mutesSaved(ours: false, key: key)
+            handOvers[key] = HandOver(index: index, at: now, muted: true, toOurs: false)
+        }
+        return noteSaved(usersMute: heldMuted ? false : usersMute, key: key) || handedOver
     }
 
     /// Recovery unmuted a stream of `key` the policy had muted: the server saved that as the key's mute, so

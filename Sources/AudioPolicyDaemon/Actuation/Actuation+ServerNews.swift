@@ -53,8 +53,7 @@ extension Actuation {
     /// of a start at our mute must leave the next run a stream above the marks.
     func startJudged(_ index: UInt32) {
         guard let live = streams[index], !live.input.volumePending else { return }
-        restore?.startJudged(index)
-        journalSavedMute(of: live.input.restoreID)
+        if restore?.startJudged(index) == true { journalSavedMute(of: live.input.restoreID) }
     }
 
     /// Whether `input` is away from its own level `own` and can be written back to it.

@@ -207,22 +207,27 @@ enum LevelsSequence {
         }
         // Everything is over: the daemon runs, the policy's changes are undone (a held mute by its user,
         // who acts), every stream ends; a while later nothing of ours is saved.
+        func play(_ action: Action) {
+            _ = rehearsal.play(action, at: now)
+            if trace { print(describe(rehearsal, after: Step(at: now, action: action))) }
+        }
         now += 2000
-        _ = rehearsal.play(.startDaemon, at: now)
+        play(.startDaemon)
         for (name, index) in rehearsal.indexes.sorted(by: { $0.key < $1.key }) {
             guard let record = rehearsal.daemon.live[index] else { continue }
             if record.level.heldForLoss {
-                _ = rehearsal.play(.userMute(name, false), at: now)
+                play(.userMute(name, false))
             } else if record.level.policyMuted {
-                _ = rehearsal.play(.unmute(name), at: now)
+                play(.unmute(name))
             }
             if rehearsal.daemon.live[index].map({ $0.level.factor != 1 }) == true {
-                _ = rehearsal.play(.ramp(name, to: 1, steps: 1), at: now)
+                play(.ramp(name, to: 1, steps: 1))
             }
         }
         now += 2000
-        for name in rehearsal.indexes.keys.sorted() { _ = rehearsal.play(.end(name, lastWriteLost: false), at: now) }
+        for name in rehearsal.indexes.keys.sorted() { play(.end(name, lastWriteLost: false)) }
         rehearsal.settle()
+        if trace { print(describe(rehearsal, after: Step(at: now, action: .restartServer)).replacingOccurrences(of: "restartServer", with: "settled")) }
         for (key, entry) in rehearsal.server.entries.sorted(by: { $0.key < $1.key }) {
             if !entry.volume.matches(entry.trueVolume, tolerance: 2) {
                 return "at the end, \(key) is saved at \(entry.volume); its user's level is \(entry.trueVolume)"

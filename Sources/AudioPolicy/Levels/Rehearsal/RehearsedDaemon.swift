@@ -140,13 +140,16 @@ public struct RehearsedDaemon: Sendable {
         for index in server.streams.keys.sorted() { appeared(index, on: &server, at: now) }
         for key in ownership.streamsJudged() { journalSavedMute(of: key) }
         // The server answers the repairs after the streams are known (the daemon sends them together).
-        // Each for its stream where it ended on this instance: the repair writes that stream's own level and
-        // mute, its user's (found by the levels property run: a gone stream's repair with its user's mute,
-        // after recovery's write of a held stream of the key had saved the same mute, ours, was judged as
-        // keeping ours, and the next stream's mute, the user's, taken for one of ours).
+        // Each for its stream where it ended on this instance and the policy did not mute it: the repair
+        // writes that stream's own level and mute, its user's (found by the levels property run: a gone
+        // stream's repair with its user's mute, after recovery's write of a held stream of the key had saved
+        // the same mute, ours, was judged as keeping ours, and the next stream's mute, the user's, taken for
+        // one of ours). For a stream the policy muted it writes its key's mute as its users have it
+        // (``WrittenStream/savedEntryMute``), not that stream's: taken as meant.
         for entry in plan.repairable {
             let written = entry.written
-            repair(written, for: written.server == cookie ? written.index : nil, on: &server, at: now)
+            let own = written.server == cookie && !written.policyMuted
+            repair(written, for: own ? written.index : nil, on: &server, at: now)
         }
     }
 
@@ -208,8 +211,7 @@ public struct RehearsedDaemon: Sendable {
     /// The daemon has acted on a start (as server intake does once the engine has heard of it): it counts
     /// as seen, and the journal's marks of its key go above it.
     private mutating func judged(_ index: UInt32, key: String) {
-        ownership.startJudged(index)
-        journalSavedMute(of: key)
+        if ownership.startJudged(index) { journalSavedMute(of: key) }
     }
 
     /// A start at a level or mute of ours, put right as the levels stage says (``SavedStartCorrection``):
