@@ -115,6 +115,24 @@ struct JournalTests {
         #expect(!String(decoding: JournalFile(entries: [kept]).encoded(), as: UTF8.self).contains("savedMuteIfUnmuteLost"))
     }
 
+    /// The mark our repair over our mute left on counts only for starts at a level of ours, through the file
+    /// too (``SavedMuteMark/atOurLevelsOnly``): the next run would otherwise unmute a start after the repair.
+    @Test("a saved-mute mark for starts at our levels only survives the file as one; a plain mark stays plain")
+    func atOurLevelsOnlyMarkSurvivesTheFile() throws {
+        var kept = Self.music
+        kept.policyMuted = true
+        kept.savedMuteAbove = 7
+        kept.savedMuteServer = 42
+        kept.savedMuteAtOurLevelsOnly = true
+        let back = try JournalFile.decode(JournalFile(entries: [kept]).encoded())
+        #expect(back.entries.first?.written.savedMute == SavedMuteMark(above: 7, server: 42, atOurLevelsOnly: true))
+        // Control: a plain mark (an older journal's, too) counts at any level, and writes no such field.
+        kept.savedMuteAtOurLevelsOnly = nil
+        let plain = try JournalFile.decode(JournalFile(entries: [kept]).encoded())
+        #expect(plain.entries.first?.written.savedMute == SavedMuteMark(above: 7, server: 42))
+        #expect(!String(decoding: JournalFile(entries: [kept]).encoded(), as: UTF8.self).contains("AtOurLevelsOnly"))
+    }
+
     /// Whether the server saves a stream's mute with its level goes through the file, so that the next
     /// run knows what recovery's write of its level saves (``WrittenStream/muteSaved``).
     @Test("a stream whose mute the server saves says so through the file; an older journal's does not")

@@ -295,9 +295,17 @@ public struct LevelOwnership: Sendable {
         // right): if a kill and the stream's end lose it, the key keeps our mute (found by the levels
         // property run: a stream that started with it while no daemon ran was taken for its user's).
         let another = unansweredUnmutes[key].flatMap { $0.index != index ? $0.index : nil }
-        guard ours || unmuteInFlight || another != nil else { return nil }
-        return SavedMuteMark(above: max(highestIndexSeen ?? 0, index), server: server, ifUnmuteLost: !ours,
-                             unmuteOf: ours || unmuteInFlight ? nil : another)
+        // Our repair of the key's entry over our mute, with no save since: a stream that starts before the
+        // server applies it gets our mute at a level of ours (the entry the repair replaced), one after it
+        // the repair's (found by the levels property run, seed 14888692654471620564 on PipeWire: the repair
+        // of a ducked stream's entry took the mark of a faded one off, a start overtook the repair at the
+        // fade's silence with our mute, and after a kill the next run left it muted; and, a mark that
+        // counted at any level, repair-takes-our-mark-off.toml).
+        let overtakable = !ours && repairsOverOurMute[key] != nil
+        guard ours || overtakable || unmuteInFlight || another != nil else { return nil }
+        let plain = ours || overtakable
+        return SavedMuteMark(above: max(highestIndexSeen ?? 0, index), server: server, ifUnmuteLost: !plain,
+                             unmuteOf: plain || unmuteInFlight ? nil : another, atOurLevelsOnly: overtakable)
     }
 
     /// Stream `index`'s record for the journal as the levels stage has it now: its own level `own` and
@@ -669,7 +677,14 @@ public struct LevelOwnership: Sendable {
                 mark.isOfAnotherInstance(than: server) || present.map { $0[other] == nil } == true
             } ?? gone.contains(stream.index)
             let lost = waitedOnGone && stream.key.map { savedMuted?.contains($0) == true } == true
-            if !lost { stream.savedMute = nil }
+            // Applied (the stream it waited on is there, unmuted): a start that overtook the unmute, at a level
+            // of ours, has our mute (found by the levels property run, seed 2689458121451567552 on both
+            // servers: the daemon killed as a start overtook its unmute of a faded stream, and the next run
+            // left that start muted at the fade's silence); at any other level its mute is someone else's.
+            let applied = !mark.isOfAnotherInstance(than: server) && present?[mark.unmuteOf ?? stream.index] == false
+            if !lost {
+                stream.savedMute = applied ? SavedMuteMark(above: mark.above, server: mark.server, atOurLevelsOnly: true) : nil
+            }
             return stream
         }
         writes.recovered(streams, server: server)

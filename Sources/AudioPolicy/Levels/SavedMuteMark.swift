@@ -15,10 +15,10 @@ public struct SavedMuteMark: Equatable, Sendable {
     /// For ``ifUnmuteLost``: the stream whose unmute it waits on, when it is another stream of the key
     /// (a start at our mute, put right); nil: the stream the mark is kept beside.
     public var unmuteOf: UInt32?
-    /// A repair of the key's entry was applied since (the server reads the key back unmuted): a stream
-    /// of the key above the mark has our mute only if it started at a level of ours (a fade-out's
-    /// silence, a duck), which came with the entry the repair replaced; at any other level it started
-    /// after the repair, and its mute is its app's or user's. Set by recovery, never journaled.
+    /// A repair of the key's entry was sent over our mute (and, where recovery sets it, applied since: the
+    /// server reads the key back unmuted): a stream of the key above the mark has our mute only if it
+    /// started at a level of ours (a fade-out's silence, a duck), which came with the entry the repair
+    /// replaced; at any other level it started after the repair, and its mute is its app's or user's.
     public var atOurLevelsOnly = false
 
     /// Whether it counts on another server instance than `instance` (the server restarted since): there
@@ -28,10 +28,12 @@ public struct SavedMuteMark: Equatable, Sendable {
         return server != instance
     }
 
-    public init(above: UInt32, server: UInt32?, ifUnmuteLost: Bool = false, unmuteOf: UInt32? = nil) {
+    public init(above: UInt32, server: UInt32?, ifUnmuteLost: Bool = false, unmuteOf: UInt32? = nil,
+                atOurLevelsOnly: Bool = false) {
         self.above = above
         self.server = server
         self.ifUnmuteLost = ifUnmuteLost
         self.unmuteOf = unmuteOf
+        self.atOurLevelsOnly = atOurLevelsOnly
     }
 }

@@ -61,6 +61,10 @@ public struct JournalEntry: Codable, Hashable, Sendable {
     /// For ``savedMuteIfUnmuteLost``: the sink input whose unmute it waits on, when it is another stream
     /// of the key (``SavedMuteMark/unmuteOf``). Nil otherwise, and in older journals.
     public var savedMuteUnmuteOf: UInt32?
+    /// Set when ``savedMuteAbove`` counts only for a stream of the key that started at a level of ours
+    /// (``SavedMuteMark/atOurLevelsOnly``): the mark our repair over our mute left on, which a start that
+    /// overtook the repair has. Nil otherwise, and in older journals.
+    public var savedMuteAtOurLevelsOnly: Bool?
     /// The server instance the stream played on (its cookie, ``SavedLevels/serverCookie``): recovery
     /// never takes a stream of another instance for this one (``WrittenStream/mayPlay(on:)``). Nil when
     /// the server did not tell (ALSA), and in older journals.
@@ -129,7 +133,8 @@ public struct JournalEntry: Codable, Hashable, Sendable {
                       duckLevels: duckLevels ?? [],
                       savedMute: savedMuteAbove.map {
                           SavedMuteMark(above: $0, server: savedMuteServer, ifUnmuteLost: savedMuteIfUnmuteLost == true,
-                                        unmuteOf: savedMuteUnmuteOf)
+                                        unmuteOf: savedMuteUnmuteOf,
+                                        atOurLevelsOnly: savedMuteAtOurLevelsOnly == true)
                       },
                       server: server, keyUsersMute: keyUsersMute, muteSaved: muteSaved == true,
                       silenced: silenced == true)
@@ -159,5 +164,6 @@ extension JournalEntry {
         savedMuteServer = mark?.server
         savedMuteIfUnmuteLost = mark?.ifUnmuteLost == true ? true : nil
         savedMuteUnmuteOf = mark?.unmuteOf
+        savedMuteAtOurLevelsOnly = mark?.atOurLevelsOnly == true ? true : nil
     }
 }
