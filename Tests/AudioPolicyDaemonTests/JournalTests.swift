@@ -97,40 +97,28 @@ struct JournalTests {
         #expect(!String(decoding: JournalFile(entries: [Self.music]).encoded(), as: UTF8.self).contains("keyUsersMute"))
     }
 
-    /// The mark kept for an unmute the server had not answered says so through the file: the next run
-    /// counts it only for a stream gone whose key is saved muted (``SavedMuteMark/ifUnmuteLost``).
-    @Test("a saved-mute mark kept for an unanswered unmute survives the file as one; a plain mark stays plain")
-    func unmuteLostMarkSurvivesTheFile() throws {
+    /// A mark's conditions go through the file: one kept for an unmute the server had not answered counts
+    /// only for a stream gone whose key is saved muted (``SavedMuteMark/ifUnmuteLost``), and one our repair
+    /// over our mute left on only for starts at a level of ours (``SavedMuteMark/atOurLevelsOnly``).
+    @Test("a saved-mute mark's condition survives the file; a plain mark stays plain and writes none",
+          arguments: ["savedMuteIfUnmuteLost", "savedMuteAtOurLevelsOnly"])
+    func markConditionSurvivesTheFile(field: String) throws {
         var kept = Self.music
         kept.policyMuted = true
         kept.savedMuteAbove = 7
         kept.savedMuteServer = 42
-        kept.savedMuteIfUnmuteLost = true
+        let unmuteLost = field == "savedMuteIfUnmuteLost"
+        kept.savedMuteIfUnmuteLost = unmuteLost ? true : nil
+        kept.savedMuteAtOurLevelsOnly = unmuteLost ? nil : true
         let back = try JournalFile.decode(JournalFile(entries: [kept]).encoded())
-        #expect(back.entries.first?.written.savedMute == SavedMuteMark(above: 7, server: 42, ifUnmuteLost: true))
-        // Control: a mark of a mute that is ours (an older journal's, too) is not conditional.
+        #expect(back.entries.first?.written.savedMute
+            == SavedMuteMark(above: 7, server: 42, ifUnmuteLost: unmuteLost, atOurLevelsOnly: !unmuteLost))
+        // Control: a plain mark (an older journal's, too) is not conditional.
         kept.savedMuteIfUnmuteLost = nil
-        let plain = try JournalFile.decode(JournalFile(entries: [kept]).encoded())
-        #expect(plain.entries.first?.written.savedMute == SavedMuteMark(above: 7, server: 42))
-        #expect(!String(decoding: JournalFile(entries: [kept]).encoded(), as: UTF8.self).contains("savedMuteIfUnmuteLost"))
-    }
-
-    /// The mark our repair over our mute left on counts only for starts at a level of ours, through the file
-    /// too (``SavedMuteMark/atOurLevelsOnly``): the next run would otherwise unmute a start after the repair.
-    @Test("a saved-mute mark for starts at our levels only survives the file as one; a plain mark stays plain")
-    func atOurLevelsOnlyMarkSurvivesTheFile() throws {
-        var kept = Self.music
-        kept.policyMuted = true
-        kept.savedMuteAbove = 7
-        kept.savedMuteServer = 42
-        kept.savedMuteAtOurLevelsOnly = true
-        let back = try JournalFile.decode(JournalFile(entries: [kept]).encoded())
-        #expect(back.entries.first?.written.savedMute == SavedMuteMark(above: 7, server: 42, atOurLevelsOnly: true))
-        // Control: a plain mark (an older journal's, too) counts at any level, and writes no such field.
         kept.savedMuteAtOurLevelsOnly = nil
         let plain = try JournalFile.decode(JournalFile(entries: [kept]).encoded())
         #expect(plain.entries.first?.written.savedMute == SavedMuteMark(above: 7, server: 42))
-        #expect(!String(decoding: JournalFile(entries: [kept]).encoded(), as: UTF8.self).contains("AtOurLevelsOnly"))
+        #expect(!String(decoding: JournalFile(entries: [kept]).encoded(), as: UTF8.self).contains(field))
     }
 
     /// Whether the server saves a stream's mute with its level goes through the file, so that the next
