@@ -26,7 +26,8 @@ enum LevelsFixtureLoader {
     static let verbs = ["start", "duck", "restore", "fade-out", "hold", "unmute", "user-level", "user-mute", "move",
                         "end", "kill", "restart", "volume-arrives"]
     static let options: [String: (required: [String], optional: [String])] = [
-        "start": (["key"], ["level", "muted", "before-writes-applied", "volume-late", "killed-as-it-starts"]),
+        "start": (["key"], ["level", "muted", "before-writes-applied", "volume-late", "killed-as-it-starts",
+                            "writes-unreported"]),
         "duck": (["to"], ["steps"]),
         "restore": ([], ["steps"]),
         "user-level": (["level"], []),
@@ -34,7 +35,8 @@ enum LevelsFixtureLoader {
         "end": ([], ["last-write-lost"]),
         "volume-arrives": ([], ["restored-now"]),
     ]
-    static let optionKeys = ["key", "level", "muted", "before-writes-applied", "volume-late", "killed-as-it-starts", "to", "steps",
+    static let optionKeys = ["key", "level", "muted", "before-writes-applied", "volume-late", "killed-as-it-starts",
+                             "writes-unreported", "to", "steps",
                              "last-write-lost", "restored-now"]
 
     static func load(_ root: TOMLTable, _ reader: TOMLReader, file: String) throws(LocatedErrors) -> Fixture {
@@ -77,7 +79,7 @@ enum LevelsFixtureLoader {
         }
         // Only pipewire-pulse tells a volume late.
         for step in steps where saving == .pulseAudio {
-            if case .start(_, _, _, _, _, true, _) = step.action {
+            if case .start(_, _, _, _, _, true, _, _) = step.action {
                 reader.fail(step.location, "`volume-late` is pipewire-pulse's: it goes with server = \"pipewire\"")
             }
         }
@@ -181,7 +183,8 @@ enum LevelsFixtureLoader {
                           muted: reader.bool(table, "muted", at: path) ?? false,
                           beforeWritesApplied: reader.bool(table, "before-writes-applied", at: path) ?? false,
                           volumeLate: reader.bool(table, "volume-late", at: path) ?? false,
-                          killedAsItStarts: reader.bool(table, "killed-as-it-starts", at: path) ?? false)
+                          killedAsItStarts: reader.bool(table, "killed-as-it-starts", at: path) ?? false,
+                          writesUnreported: reader.bool(table, "writes-unreported", at: path) ?? false)
         case "duck":
             guard let to = reader.number(table, "to", at: path), let steps else { return nil }
             guard to.isFinite, to >= 0, to < 1 else {

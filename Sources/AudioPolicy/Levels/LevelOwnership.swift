@@ -76,6 +76,9 @@ public struct LevelOwnership: Sendable {
         /// Made by a level write from ours to the stream's own mute (a duck's first step on WirePlumber, or
         /// of a stream whose mute PulseAudio saves): the stream's next write saves its mute again.
         var byLevelWrite = false
+        /// For our mute written over a saved mute that was not a mute (``toOurs``): a muted start at silence
+        /// (the fade-out's, which came before the mute) has ours, not the one saved before.
+        var overAnUnmute = false
     }
 
     /// What the levels stage keeps of one stream.
@@ -566,7 +569,9 @@ public struct LevelOwnership: Sendable {
             // (``wrote(_:to:key:own:policyMuted:muted:now:)``).
             let fromTheirs = !wasOurs
                 || handOver(of: key, now: now).map { $0.toOurs && $0.index == index } == true
-            handOvers[key] = fromTheirs ? HandOver(index: index, at: now, muted: true, toOurs: true) : nil
+            let overAnUnmute = !mutedByThem.contains(key) && usersMutes[key] != true
+            handOvers[key] = fromTheirs
+                ? HandOver(index: index, at: now, muted: true, toOurs: true, overAnUnmute: overAnUnmute) : nil
         }
         // Sent with the level write that handed the saved mute over (an unmute's batch: its fade-in's first
         // step, the unmute, its level): the handing over is this write's, and the stream's next write is
@@ -722,7 +727,12 @@ public struct LevelOwnership: Sendable {
             pending.merged(savedMute(of: pending.key, index: index, now: now)).mutedByUs(
                 ourLevel: volume.values.allSatisfy { $0 == 0 }
                     || writes.origin(of: volume, muted: false, key: key, index: index) != nil)
-        } ?? (writes.judgingPresent ? nil : key.flatMap { handOver(of: $0, now: now) }.map { !$0.toOurs })
+        } ?? (writes.judgingPresent ? nil : key.flatMap { handOver(of: $0, now: now) }.map { flight in
+            // Our mute over a saved unmute: a muted start at the fade's silence has ours (the 120 s churn on
+            // PipeWire, seed 7331: such a start taken for one that overtook the mute, its mute for its
+            // user's, and the key's saved mute after its level was put back for its user's too).
+            !flight.toOurs || (flight.overAnUnmute && muted && volume.values.allSatisfy { $0 == 0 })
+        })
             ?? (muted ? key.flatMap { overtakenRepair(of: $0, volume: volume, index: index, announcedAt: announcedAt,
                                                       now: now) } : nil)
         guard saving != nil, volumeKnown,

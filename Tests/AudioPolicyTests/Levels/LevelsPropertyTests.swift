@@ -308,7 +308,7 @@ enum LevelsSequence {
         for step in steps {
             var lines: [String] = []
             switch step.action {
-            case let .start(name, key, appLevel, muted, beforeWritesApplied, volumeLate, killedAsItStarts):
+            case let .start(name, key, appLevel, muted, beforeWritesApplied, volumeLate, killedAsItStarts, _):
                 lines = ["start = \"\(name)\"", "key = \"\(key)\""]
                 if let appLevel { lines.append("level = \(level(appLevel))") }
                 if muted { lines.append("muted = true") }

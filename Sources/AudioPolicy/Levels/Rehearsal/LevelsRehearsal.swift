@@ -59,15 +59,19 @@ public struct LevelsRehearsal: Sendable {
         }
         // Whatever comes next comes after the server's reports of the daemon's last writes, except a
         // start that overtakes them.
-        if case .start(_, _, _, _, true, _, _) = action {
-            server.writesReported(sentBefore: now - SavingServer.writeInFlight)
+        if case .start(_, _, _, _, _, _, _, true) = action {
+            // Applied, not yet reported: nothing of them reaches the daemon before the start.
         } else {
-            server.writesReported()
+            if case .start(_, _, _, _, true, _, _, _) = action {
+                server.writesReported(sentBefore: now - SavingServer.writeInFlight)
+            } else {
+                server.writesReported()
+            }
+            daemon.snapshotsArrive(from: server)
+            daemon.serverAnswered(writesSentBefore: now - SavingServer.writeInFlight)
         }
-        daemon.snapshotsArrive(from: server)
-        daemon.serverAnswered(writesSentBefore: now - SavingServer.writeInFlight)
         switch action {
-        case let .start(name, key, level, muted, beforeWritesApplied, volumeLate, killedAsItStarts):
+        case let .start(name, key, level, muted, beforeWritesApplied, volumeLate, killedAsItStarts, _):
             let index = server.start(key: key, appLevel: level, appMuted: muted,
                                      beforeWritesApplied: beforeWritesApplied, at: now)
             indexes[name] = index

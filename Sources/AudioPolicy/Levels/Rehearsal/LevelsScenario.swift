@@ -21,9 +21,12 @@ public struct LevelsScenario: Sendable {
         /// (``SavingServer/start(key:appLevel:appMuted:beforeWritesApplied:at:)``); `volumeLate`: the server
         /// tells the daemon its volume and mute only later (pipewire-pulse: ``volumeArrives(_:restoredNow:)``);
         /// `killedAsItStarts`: the daemon is killed as it hears of it, its journal written and the start not
-        /// yet put right (``RehearsedDaemon/appeared(_:volumeLate:killedAsItStarts:on:at:)``).
+        /// yet put right (``RehearsedDaemon/appeared(_:volumeLate:killedAsItStarts:on:at:)``);
+        /// `writesUnreported`: after the server applied the daemon's writes, before the daemon heard their
+        /// reports (pipewire-pulse reports a write only once it has answered it, and WirePlumber gives a new
+        /// stream its key's entry on its own schedule).
         case start(String, key: String, level: ChannelVolumes?, muted: Bool, beforeWritesApplied: Bool = false,
-                   volumeLate: Bool = false, killedAsItStarts: Bool = false)
+                   volumeLate: Bool = false, killedAsItStarts: Bool = false, writesUnreported: Bool = false)
         /// The server tells the volume and mute of a stream it announced without them (pipewire-pulse
         /// announces a new stream at 0 and tells its restored volume a few milliseconds later).
         /// `restoredNow`: WirePlumber restored the key's entry only now, as it does once it has handled the
