@@ -12,8 +12,8 @@ struct PresentStreamsTests {
 
     /// A dead run faded stream 10 out and muted it (its mark: streams above 12 started later). Stream 13
     /// started while no daemon ran, with that mute. The new run hears 10 first: recovery puts it back,
-    /// and the call still on fades it again (a step saves its unmuted state as the key's), and it mutes
-    /// stream 11 at once. Then it hears 13.
+    /// and the call still on fades it again (a step saves its unmuted state as the key's); the user mutes
+    /// stream 12, and the run mutes stream 11 at once. Then it hears 13.
     func ownership(saving: ServerSaving) -> LevelOwnership {
         var ownership = LevelOwnership()
         ownership.connected(saving: saving, server: 1)
@@ -25,6 +25,7 @@ struct PresentStreamsTests {
         ownership.wroteOwnLevel(to: 10, key: Self.music, heldMuted: false, usersMute: false, recovery: true, now: 1_000)
         _ = ownership.wrote(Self.own.scaled(by: 0.5), to: 10, key: Self.music, own: Self.own, policyMuted: false,
                             muted: false, now: 2_000)
+        ownership.theyMuted(12, key: Self.music, muted: true)
         ownership.wroteMute(true, to: 11, key: Self.music, now: 3_000)
         return ownership
     }
@@ -39,8 +40,9 @@ struct PresentStreamsTests {
     }
 
     /// Control: the same stream heard as a new one, once the present ones are judged, starts after this
-    /// run's writes: with the mute of stream 11 on its way (a mute of ours from another stream's, a moment
-    /// ago), the mute it has is the one saved before that write, not ours.
+    /// run's writes: with the mute of stream 11 on its way (a mute of ours over the user's, a moment ago),
+    /// the mute it has is the one saved before that write, the user's, not ours. (Over a saved unmute, a
+    /// muted start at silence could have only ours.)
     @Test("control: the same start, heard after the present streams were judged, overtakes this run's mute and has the one before it",
           arguments: ServerSaving.allCases)
     func newStreamAfterTheJudging(saving: ServerSaving) throws {
