@@ -527,7 +527,8 @@ public struct LevelOwnership: Sendable {
         // stream its app had started muted, the daemon was killed before the unmute of another was
         // answered, and after a server restart the next run took the user's saved mute for that lost
         // unmute's and undid it.
-        if !policyMuted, let key, let unmute = unansweredUnmutes[key], unmute.index != index {
+        // Called for every ramp step: with no unmute unanswered (the usual case) there is nothing to hash.
+        if !policyMuted, !unansweredUnmutes.isEmpty, let key, let unmute = unansweredUnmutes[key], unmute.index != index {
             unansweredUnmutes[key] = nil
         }
         return writes.mutesSaved(ours: policyMuted, key: key) || users
@@ -723,15 +724,16 @@ public struct LevelOwnership: Sendable {
         // flight tells where their mute came from (the 120 s churn on both servers: a call present faded the
         // music heard first, the music heard next was muted at once, and a stream heard after them, which had
         // started with the dead run's mute, was taken for one that overtook that mute and got its user's).
+        let atSilence = volume.values.allSatisfy { $0 == 0 }
         let savedBefore = streams[index]?.pending.map { pending in
             pending.merged(savedMute(of: pending.key, index: index, now: now)).mutedByUs(
-                ourLevel: volume.values.allSatisfy { $0 == 0 }
+                ourLevel: atSilence
                     || writes.origin(of: volume, muted: false, key: key, index: index) != nil)
         } ?? (writes.judgingPresent ? nil : key.flatMap { handOver(of: $0, now: now) }.map { flight in
             // Our mute over a saved unmute: a muted start at the fade's silence has ours (the 120 s churn on
             // PipeWire, seed 7331: such a start taken for one that overtook the mute, its mute for its
             // user's, and the key's saved mute after its level was put back for its user's too).
-            !flight.toOurs || (flight.overAnUnmute && muted && volume.values.allSatisfy { $0 == 0 })
+            !flight.toOurs || (flight.overAnUnmute && muted && atSilence)
         })
             ?? (muted ? key.flatMap { overtakenRepair(of: $0, volume: volume, index: index, announcedAt: announcedAt,
                                                       now: now) } : nil)
