@@ -44,10 +44,13 @@ public struct Policy: Hashable, Sendable {
     /// its match classifies a stream only if it matches the stream's `capture = "no"` (the engine adds it).
     public func classify(_ properties: Properties) -> Classification {
         let appValues = PropertyMatcher.appValues(of: properties)
-        for rule in rules where rule.matches(properties, appValues: appValues) {
-            if let cls = classes[rule.className] {
-                return Classification(interruptionClass: cls, spoken: rule.spoken, rule: rule)
-            }
+        // The rules are lent through the array's buffer: a `for` over the array copies each rule out
+        // (a retain and a release for each of its patterns), a tenth of a new stream's classification.
+        let matched = rules.withUnsafeBufferPointer { rules in
+            rules.firstIndex { rule in rule.matches(properties, appValues: appValues) && classes[rule.className] != nil }
+        }
+        if let matched, let cls = classes[rules[matched].className] {
+            return Classification(interruptionClass: cls, spoken: rules[matched].spoken, rule: rules[matched])
         }
         return Classification(interruptionClass: defaultClassValue, spoken: false, rule: nil)
     }
