@@ -8,7 +8,7 @@ extension Engine {
     /// Pause call outright, or is not on the bus, is reported at once with ``Event/pauseIgnored(_:)``.
     mutating func confirmPauses(now: Milliseconds, into out: inout [Command]) {
         let timeout = policy.pauseTimeout
-        let late = streams.ids(where: { $0.isLive && ($0.pauseTimesOut(after: timeout).map { $0 <= now } ?? false) })
+        let late = streams.dueIDs(where: { $0.isLive && ($0.pauseTimesOut(after: timeout).map { $0 <= now } ?? false) })
         for id in late {
             guard let stream = streams[id], stream.isLive,
                   let due = stream.pauseTimesOut(after: timeout), due <= now else { continue }

@@ -219,7 +219,7 @@ public struct Engine: Sendable {
     /// The first moment something is due for one stream, if ever: its hold's end once ended, its grace's
     /// end, its output loss's switch window, its player's time to confirm Pause, or its silence ending
     /// what it interrupts.
-    private func deadline(of stream: TrackedStream) -> Milliseconds? {
+    private func deadline(of stream: borrowing TrackedStream) -> Milliseconds? {
         var next: Milliseconds?
         func consider(_ due: Milliseconds?) {
             if let due, next.map({ due < $0 }) ?? true { next = due }

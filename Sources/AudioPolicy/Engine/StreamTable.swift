@@ -1,9 +1,13 @@
 /// The engine's streams in the order they started, addressable by id or by position.
 ///
 /// Decisions walk every stream after every event; walking an array by position avoids hashing each
-/// id several times per stream (with 200 streams, that hashing was most of a decision's cost).
+/// id several times per stream (with 200 streams, that hashing was most of a decision's cost). Each
+/// record has its ``StreamGlance`` beside it, kept up to date on every change, so that a walk passes
+/// over most streams without reading their records.
 struct StreamTable: Sendable {
     private(set) var values: [TrackedStream] = []
+    /// `glances[i]` is `StreamGlance(values[i])`.
+    private var glances: [StreamGlance] = []
     private var positions: [StreamID: Int] = [:]
 
     var indices: Range<Int> { values.indices }
@@ -14,59 +18,72 @@ struct StreamTable: Sendable {
         get { positions[id].map { values[$0] } }
         set {
             if let position = positions[id] {
-                if let newValue { values[position] = newValue } else { remove(at: position) }
+                if let newValue {
+                    values[position] = newValue
+                    glances[position] = StreamGlance(newValue)
+                } else {
+                    remove(at: position)
+                }
             } else if let newValue {
                 positions[id] = values.count
                 values.append(newValue)
+                glances.append(StreamGlance(newValue))
             }
         }
     }
 
-    /// What reconcile looks at first, read in place: whether the stream is live, a hook's, its class,
-    /// and whether the engine has left it alone (no effect, no user override in force).
-    func glance(at position: Int)
-        -> (isLive: Bool, isHook: Bool, className: String, kind: InterruptionKind, isUntouched: Bool) {
-        let identity = values[position].identity
-        let cls = identity.classification.interruptionClass
-        return (values[position].endedAt == nil, identity.isHook, cls.name, cls.kind,
-                values[position].effect == .none && !values[position].userOwnsVolume
-                    && !values[position].userOwnsPlayback)
-    }
+    /// What reconcile looks at first: whether the stream is live, a hook's, its class, and whether the
+    /// engine has left it alone (no effect, no user override in force).
+    func glance(at position: Int) -> StreamGlance { glances[position] }
 
-    /// The ids of the streams `test` picks, in order, each record read in place.
+    /// The ids, in order, of the streams that may be due (``StreamGlance/mayBeDue``) and `test` picks:
+    /// `test` must pick none that may not be. Each record is read in place.
     ///
-    /// A scan that usually finds nothing (the pauses whose player is late, the output losses whose window
-    /// has passed) runs after every event: copying each record out to look at it (a retain and a
-    /// release per reference it holds) made those scans a third of a decision's cost with 200 streams.
-    func ids(where test: (TrackedStream) -> Bool) -> [StreamID] {
-        var found: [StreamID] = []
-        for position in values.indices where test(values[position]) { found.append(values[position].id) }
-        return found
+    /// A scan that usually finds nothing (the holds that are over, the pauses whose player is late, the
+    /// output losses whose window has passed) runs after every event: copying each record out to look
+    /// at it (a retain and a release per reference it holds) made those scans a third of a decision's
+    /// cost with 200 streams. The records are lent through the array's buffer: an array's subscript
+    /// hands a closure a copy of the whole record.
+    func dueIDs(where test: (borrowing TrackedStream) -> Bool) -> [StreamID] {
+        values.withUnsafeBufferPointer { records in
+            var found: [StreamID] = []
+            for position in records.indices where glances[position].mayBeDue && test(records[position]) {
+                found.append(records[position].id)
+            }
+            return found
+        }
     }
 
-    /// The earliest of what `due` says of each stream, each record read in place (the daemon asks after
-    /// every event, to arm its one timer).
-    func earliest(_ due: (TrackedStream) -> Milliseconds?) -> Milliseconds? {
-        var next: Milliseconds?
-        for position in values.indices {
-            if let at = due(values[position]), next.map({ at < $0 }) ?? true { next = at }
+    /// The earliest of what `due` says of each stream that may be due (``StreamGlance/mayBeDue``; `due`
+    /// must say nil of the others), each record read in place (the daemon asks after every event, to
+    /// arm its one timer).
+    func earliest(_ due: (borrowing TrackedStream) -> Milliseconds?) -> Milliseconds? {
+        values.withUnsafeBufferPointer { records in
+            var next: Milliseconds?
+            for position in records.indices where glances[position].mayBeDue {
+                if let at = due(records[position]), next.map({ at < $0 }) ?? true { next = at }
+            }
+            return next
         }
-        return next
     }
 
     /// The id of the stream at a position, read in place: the position subscript's getter copies the
     /// whole record (after every prompt, the measured streams' order walked all 200 of them so).
     func id(at position: Int) -> StreamID { values[position].id }
 
-    /// The stream at a position, mutable in place.
+    /// The stream at a position, mutable in place; its glance follows the change.
     subscript(position position: Int) -> TrackedStream {
         get { values[position] }
-        _modify { yield &values[position] }
+        _modify {
+            defer { glances[position] = StreamGlance(values[position]) }
+            yield &values[position]
+        }
     }
 
     private mutating func remove(at position: Int) {
         positions[values[position].id] = nil
         values.remove(at: position)
+        glances.remove(at: position)
         for later in position..<values.count { positions[values[later].id] = later }
     }
 }

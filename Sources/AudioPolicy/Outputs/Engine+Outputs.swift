@@ -168,7 +168,7 @@ extension Engine {
     /// put it: the device or the user's default); otherwise the stream is paused for good, or held muted.
     mutating func settleOutputLosses(now: Milliseconds, into out: inout [Command]) {
         let window = policy.outputs.switchWindow
-        let due = streams.ids(where: { stream in
+        let due = streams.dueIDs(where: { stream in
             stream.isLive && stream.outputLoss.map { $0.phase == .waiting && now >= $0.since + window } == true
         })
         for sid in due {
