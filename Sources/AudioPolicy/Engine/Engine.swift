@@ -216,6 +216,13 @@ public struct Engine: Sendable {
         return streams.earliest { stream in deadline(of: stream) }
     }
 
+    /// ``nextDeadline`` from a scan of every stream, not only those that may be due: the engine's
+    /// property run checks that the two agree.
+    var nextDeadlineOfEveryStream: Milliseconds? {
+        guard !isStopped else { return nil }
+        return streams.values.compactMap { deadline(of: $0) }.min()
+    }
+
     /// The first moment something is due for one stream, if ever: its hold's end once ended, its grace's
     /// end, its output loss's switch window, its player's time to confirm Pause, or its silence ending
     /// what it interrupts.

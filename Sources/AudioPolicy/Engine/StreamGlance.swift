@@ -5,10 +5,10 @@
 /// Why beside the record: every event walks all the streams several times (reconciliation, the
 /// measurements, the deadline scans), and most of them are passed over at the first look. Read from
 /// the records themselves, each look reached into a record of several cache lines and its shared
-/// identity elsewhere in memory; in the daemon, woken with cold caches, those walks were most of the
-/// engine's share of a prompt among 200 streams. These facts of all 200 fit in a few kilobytes, read
-/// in order.
-struct StreamGlance: Sendable {
+/// identity elsewhere in memory; in the daemon, woken with cold caches, those walks were a large part
+/// of the engine's share of a prompt among 200 streams. These facts of all 200 fit in a few kilobytes,
+/// read in order.
+struct StreamGlance: Sendable, Equatable {
     var isLive: Bool
     var isHook: Bool
     var className: String

@@ -67,6 +67,13 @@ struct StreamTable: Sendable {
         }
     }
 
+    /// The first position whose glance is not its record's, if any: the engine's property run checks
+    /// after every step that there is none.
+    var staleGlance: Int? {
+        guard glances.count == values.count else { return min(glances.count, values.count) }
+        return values.indices.first { StreamGlance(values[$0]) != glances[$0] }
+    }
+
     /// The id of the stream at a position, read in place: the position subscript's getter copies the
     /// whole record (after every prompt, the measured streams' order walked all 200 of them so).
     func id(at position: Int) -> StreamID { values[position].id }

@@ -113,6 +113,11 @@ struct EnginePropertiesTests {
         Self.check(OutputLossProperty.self, base: 0x8888)
     }
 
+    @Test("8. every stream's glance is its record's, and the deadline scans miss no stream that is due")
+    func glancesAreTheRecords() {
+        Self.check(GlanceProperty.self, base: 0x9999, count: Self.sequences / 4)
+    }
+
     @Test("5a. the same sequence gives the same commands")
     func deterministic() {
         Self.check(RampContinuityProperty.self, base: 0x5555, count: Self.sequences / 2, determinism: true)
