@@ -43,13 +43,13 @@ import Testing
     }
 
     @Test("a Flatpak id is looked for only in a nested process; control: the nested ones of the table")
-    func flatpakOnlyNested() {
+    func flatpakOnlyNested() throws {
         #expect(!Self.host[1].mayBeFlatpak && !Self.host[2].mayBeFlatpak)
         #expect(Self.host[3].mayBeFlatpak && Self.host[4].mayBeFlatpak)
         // This test's own process is not nested: its .flatpak-info is not read, so its app id is the Snap
         // label's (none here), as `appID(of: pid)` finds by reading.
-        let own = try? #require(Sandbox.process(getpid()))
-        #expect(own?.mayBeFlatpak == false && own.flatMap(Sandbox.appID(of:)) == Sandbox.appID(of: getpid()))
+        let own = try #require(Sandbox.process(getpid()))
+        #expect(!own.mayBeFlatpak && Sandbox.appID(of: own) == Sandbox.appID(of: getpid()))
     }
 
     @Test("the executable is read only when the command name does not show the binary; control: it is read when it does not")
