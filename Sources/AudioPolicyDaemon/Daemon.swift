@@ -99,10 +99,12 @@ public final class Daemon {
         log.logLevel = options.verbose ? .debug : .info
         self.log = log
         live = LiveEngine(Engine(policy: options.policy))
-        players = MediaPlayers(loop: loop, log: log, outbox: outbox)
+        let streams = LiveStreams()
+        players = MediaPlayers(loop: loop, log: log, streams: streams, outbox: outbox)
         let journal = Journal(store: options.journalPath.map { JournalStore(path: $0, durableCopy: options.journalDurableCopy) })
-        actuation = Actuation(loop: loop, log: log, clock: clock, players: players, journal: journal)
-        serverIntake = ServerIntake(loop: loop, log: log, makeServer: server, actuation: actuation, players: players)
+        actuation = Actuation(loop: loop, log: log, clock: clock, streams: streams, players: players, journal: journal)
+        serverIntake = ServerIntake(loop: loop, log: log, makeServer: server, streams: streams, actuation: actuation,
+                                    players: players)
         publication = Publication(log: log, loop: loop, clock: clock, reading: live, actuation: actuation, players: players,
                                   outbox: outbox)
         controlIntake = ControlIntake(log: log, reading: live, players: players, publication: publication, outbox: outbox)
@@ -123,9 +125,9 @@ public final class Daemon {
             self.focusBus.busChanged(bus)
         }
         actuation.feedLater = feedLater
-        actuation.meters.thresholds = live.engine.policy.audibility
-        actuation.meters.onAudibility = { [unowned self] index, audible in
-            guard let id = self.actuation.id(of: index) else { return }
+        actuation.audibility = live.engine.policy.audibility
+        actuation.onAudibility = { [unowned self] index, audible in
+            guard let id = self.actuation.streams.id(of: index) else { return }
             self.feed(.audibility(id, audible: audible))
         }
         serverIntake.feed = feed
@@ -302,7 +304,7 @@ public final class Daemon {
         do {
             let policy = try loadPolicy()
             feed(.policyReplaced(policy))
-            actuation.meters.thresholds = policy.audibility
+            actuation.audibility = policy.audibility
             log.info("SIGHUP: policy \(policy.files.joined(separator: " + ")) reloaded")
         } catch {
             log.error("SIGHUP: \(error)\nkeeping the policy in force (\(live.engine.policy.files.joined(separator: " + ")))")
@@ -327,7 +329,7 @@ public final class Daemon {
         stopped = true
         timer?.cancel()
         publication.publishWaiting()
-        actuation.meters.stopAll()
+        actuation.stopMeters()
         actuation.closeJournal()
         guard let server = actuation.server, server.state == .ready else {
             loop.quit(0)

@@ -21,14 +21,13 @@ extension Actuation {
         var held = false
     }
 
-    /// A new sink input, before the engine hears of it.
+    /// A new sink input, its record just begun (``LiveStreams/begin(_:on:sandbox:)``), before the engine
+    /// hears of it.
     func streamAppeared(_ input: SinkInput) -> SavedStart {
         log.debug("stream \(input.index) (\(input.applicationName ?? "?")) appeared \(Self.levelText(input)), key \(input.restoreID ?? "none")")
-        var live = LiveStream(input, on: server?.instance ?? .unnamed)
         let held = recoveredHolds.remove(input.index) != nil && input.muted
-        if held { live.level.heldByRecovery() }
-        insert(live)
-        if putBackByRecovery.remove(input.index) != nil {
+        if held { update(input.index) { $0.level.heldByRecovery() } }
+        if putBackByRecovery.remove(input.index) != nil, let live = streams[input.index] {
             report(journal.record(journalEntry(of: live, pausedPlayers: [])))
             journalSync(input.index)
         }
@@ -94,14 +93,21 @@ extension Actuation {
         }
     }
 
-    /// The sink input is gone, and the engine has heard of it.
-    func streamEnded(_ index: UInt32) {
-        guard let live = streams[index] else { return }
+    /// The sink input is gone, and the engine has heard of it; its record is still there. Returns what
+    /// becomes of its journal entry once the record has gone (``streamGone(_:_:)``).
+    func streamEnding(_ index: UInt32) -> EndRepair? {
+        guard let live = streams[index] else { return nil }
         let end = savedLevelsBook.streamEnded(index, journaled: journal[index] != nil)
         // Neither the engine nor the journal (both count a ramp done once its last step is sent) knows
         // of a last step the server never applied.
         if end == .lateWrite { repairSavedEntry(of: live) }
-        remove(index)
+        stopRamp(index)
+        return end
+    }
+
+    /// The sink input's record has gone (server intake ended it after ``streamEnding(_:)``): its journal
+    /// entry is repaired or let go.
+    func streamGone(_ index: UInt32, _ end: EndRepair) {
         journalStreamGone(index, repair: end == .journaled)
         journal.store?.forget(index)
     }

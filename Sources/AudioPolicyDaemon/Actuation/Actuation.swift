@@ -7,18 +7,18 @@ import SoundBackend
 
 /// Carries out the engine's commands on the sound server and the players, journal first.
 ///
-/// It owns what the daemon knows and has done of each sink input (``LiveStream``: the server's latest
-/// snapshot, the user's own volume, the factor written), the running ramps, the crash-safe journal and
-/// the meters. Server intake tells it what the server said (Actuation+ServerNews); the daemon hands it
-/// each batch of commands (``execute(_:)``). Touched only on the loop's thread.
+/// It writes what the daemon has done of each sink input into the stream's one record (``LiveStream``:
+/// the user's own volume, the factor written, the meter), and owns the running ramps and the crash-safe
+/// journal. Server intake tells it what the server said (Actuation+ServerNews); the daemon hands it each
+/// batch of commands (``execute(_:)``). Touched only on the loop's thread.
 final class Actuation {
     let loop: MainLoop
     var log: Logger
     let clock: DaemonClock
     let players: MediaPlayers
 
-    /// Every sink input the server has told of, by index.
-    private(set) var streams: [UInt32: LiveStream] = [:]
+    /// Every live sink input's record (server intake begins and ends them).
+    let streams: LiveStreams
     private(set) var ramps = RampStepper()
     /// Every factor strictly between 0 and 1 this run has ducked a stream to (ascending): journaled with
     /// each entry, for the next run's recovery (``JournalEntry/duckLevels``). Kept run-wide, not per
@@ -57,16 +57,22 @@ final class Actuation {
     var settledDuckTimer: MainLoop.Timer?
     /// Whether the settled ducks of earlier runs were read (once, at the first connection).
     var settledDucksRead = false
-    /// Peak meters of the streams whose sound the engine asked about.
-    let meters = StreamMeters()
+    /// The policy's `[audibility]`: new meters judge by it, and a reload hands it to the running ones
+    /// (Actuation+Meters).
+    var audibility = AudibilityThresholds() {
+        didSet { judgeMeters(by: audibility) }
+    }
+    /// Called with a sink input's index and whether it is audible, on the main loop.
+    var onAudibility: (UInt32, Bool) -> Void = { _, _ in }
     /// The sound server while connected (server intake hands it over and takes it back).
     private(set) var server: (any StreamServer)?
 
     /// Events found while acting, for the engine on the next turn of the loop.
     var feedLater: (Event) -> Void = { _ in }
 
-    init(loop: MainLoop, log: Logger, clock: DaemonClock, players: MediaPlayers, journal: Journal) {
+    init(loop: MainLoop, log: Logger, clock: DaemonClock, streams: LiveStreams, players: MediaPlayers, journal: Journal) {
         self.loop = loop
+        self.streams = streams
         self.log = log
         self.clock = clock
         self.players = players
@@ -89,7 +95,7 @@ final class Actuation {
         server = nil
         removalsAwaitingAnswer = []
         restore?.disconnected()
-        meters.stopAll()
+        stopMeters()
     }
 
     // MARK: - Commands
@@ -130,7 +136,7 @@ final class Actuation {
             journalSync(index)
         case let .mute(id, from, fade):
             guard let index = index(of: id) else { return }
-            streams[index]?.level.policyMutes()
+            update(index) { $0.level.policyMutes() }
             ramps.start(index, Ramp(from: from, to: 0, start: now, duration: fade), then: .mute,
                         byBackend: rampsByBackend(index))
             journalSync(index)
@@ -138,7 +144,7 @@ final class Actuation {
             // The engine holds only what it muted and its user has not touched since; the journal keeps a
             // hold only together with the policy's mute (``JournalEntry``).
             guard let index = index(of: id) else { return }
-            streams[index]?.level.holdForLoss()
+            update(index) { $0.level.holdForLoss() }
             journalSync(index)
         case let .unmute(id, to, fade):
             guard let index = index(of: id) else { return }
@@ -196,23 +202,8 @@ final class Actuation {
         }
     }
 
-    /// Whether the server has told of sink input `index`, and it has not ended.
-    func knows(_ index: UInt32) -> Bool { streams[index] != nil }
-
-    /// The server's latest snapshot of sink input `index`.
-    func snapshot(of index: UInt32) -> SinkInput? { streams[index]?.input }
-
-    /// The live sink inputs, ascending.
-    var liveIndexes: [UInt32] { streams.keys.sorted() }
-
-    /// The live sink input an engine stream id stands for: never one of another server instance that
-    /// was given the same index.
-    func index(of id: StreamID) -> UInt32? {
-        id.playbackIndex.flatMap { streams[$0]?.id == id ? $0 : nil }
-    }
-
-    /// The engine's id of live sink input `index`.
-    func id(of index: UInt32) -> StreamID? { streams[index]?.id }
+    /// The live sink input an engine stream id stands for (``LiveStreams/index(of:)``).
+    func index(of id: StreamID) -> UInt32? { streams.index(of: id) }
 
     // MARK: - Ramps
 
@@ -243,21 +234,23 @@ final class Actuation {
     /// Hands the backend the rest of a ramp, from `now` to its end, in one write: the stream is at the
     /// ramp's target as far as the daemon's bookkeeping goes (the backend reports it so).
     private func hand(_ index: UInt32, _ ramp: Ramp, at now: Double) {
-        guard var live = streams[index] else { return }
-        let send = live.level.want(ramp.to, writable: live.writable, evenIfThere: true)
-        streams[index] = live
-        guard send else { return }
-        server?.rampGain(index: index, own: live.level.own, to: ramp.to, over: max(0, Double(ramp.end) - now))
-        noteWrite(index, volume: live.level.volume(at: ramp.to))
+        guard let level = wanted(index, ramp.to, evenIfThere: true) else { return }
+        server?.rampGain(index: index, own: level.own, to: ramp.to, over: max(0, Double(ramp.end) - now))
+        noteWrite(index, volume: level.volume(at: ramp.to))
     }
 
     func write(_ index: UInt32, factor: Double) {
-        guard var live = streams[index] else { return }
-        let send = live.level.want(factor, writable: live.writable)
-        streams[index] = live
-        guard send else { return }
-        server?.setGain(index: index, own: live.level.own, factor: factor)
-        noteWrite(index, volume: live.level.volume(at: factor))
+        guard let level = wanted(index, factor) else { return }
+        server?.setGain(index: index, own: level.own, factor: factor)
+        noteWrite(index, volume: level.volume(at: factor))
+    }
+
+    /// Notes `factor` as the one stream `index` is to be at (``StreamLevel/want(_:writable:evenIfThere:)``);
+    /// its level record when the factor is to be written now, nil when not.
+    private func wanted(_ index: UInt32, _ factor: Double, evenIfThere: Bool = false) -> StreamLevel? {
+        streams.update(index) { live in
+            live.level.want(factor, writable: live.writable, evenIfThere: evenIfThere) ? live.level : nil
+        } ?? nil
     }
 
     /// Writes a stream's own level once more (``Command/rewriteLevel(_:)``): a volume write of ours still on
@@ -269,37 +262,15 @@ final class Actuation {
         noteWrite(index, volume: live.level.own)
     }
 
-    // MARK: - Meters
-
-    /// Starts or stops measuring a stream (``Command/measure(_:_:)``).
-    private func measure(_ index: UInt32, _ on: Bool) {
-        guard on else { return meters.stop(index) }
-        guard let server, let live = streams[index] else { return }
-        if meters.start(index, sink: live.input.sinkIndex, on: server) {
-            feedLater(.measuring(live.id))
-        }
-    }
-
     // MARK: - The stream table
 
-    /// For Actuation+ServerNews: the one place the table changes outside a command.
+    /// For Actuation+ServerNews: the one place actuation changes a record outside a command.
     func update(_ index: UInt32, _ change: (inout LiveStream) -> Void) {
-        guard var live = streams[index] else { return }
-        change(&live)
-        streams[index] = live
-    }
-
-    func insert(_ live: LiveStream) {
-        streams[live.input.index] = live
+        streams.update(index, change)
     }
 
     /// Stops the stream's ramp where it is (its completion, a fade-out's mute, is not carried out).
     func stopRamp(_ index: UInt32) {
         ramps.cancel(index)
-    }
-
-    func remove(_ index: UInt32) {
-        ramps.cancel(index)
-        streams[index] = nil
     }
 }

@@ -11,14 +11,12 @@ import SoundBackend
 /// what was found, in the keys the policy and player matching already read: `application.process.id`
 /// becomes the host pid (or goes, when no single host process fits), the sandbox's pid moves to
 /// `application.process.sandbox_id`, and the app id is put in `pipewire.access.portal.app_id` (the key
-/// pipewire-pulse fills), so one rule matches the app on both servers. Touched only on the loop's thread.
+/// pipewire-pulse fills), so one rule matches the app on both servers.
 struct SandboxedStreams {
     /// The key the sandbox's own pid is kept under.
     static let sandboxPIDKey = "application.process.sandbox_id"
     static let appIDKey = "pipewire.access.portal.app_id"
 
-    /// What each live stream's process turned out to be, by sink input.
-    private var known: [UInt32: Sandbox.Identity] = [:]
     /// Looks a process up (replaced in tests).
     private let identify: (Int32, String?) -> Sandbox.Identity
 
@@ -26,26 +24,22 @@ struct SandboxedStreams {
         self.identify = identify
     }
 
-    /// `input` with its real identity in its properties (the lookup is made on its first sight only);
-    /// `found` hears of a sandbox the first time (for the log).
-    mutating func identified(_ input: SinkInput, found: (Sandbox.Identity) -> Void = { _ in }) -> SinkInput {
-        guard let pid = input.processID.flatMap({ Int32(exactly: $0) }), pid > 0 else { return input }
-        let identity: Sandbox.Identity
-        if let seen = known[input.index] {
-            identity = seen
-        } else {
-            identity = identify(pid, input.properties["application.process.binary"])
-            known[input.index] = identity
-            if identity.sandboxPID != nil { found(identity) }
-        }
-        var input = input
-        input.properties = Self.apply(identity, to: input.properties)
-        return input
+    /// What the process of a stream seen for the first time turns out to be (nil for a stream with no
+    /// process id); `found` hears of a sandbox (for the log). Kept in the stream's record
+    /// (``LiveStream/sandbox``): the lookup is made on its first sight only.
+    func identity(of input: SinkInput, found: (Sandbox.Identity) -> Void = { _ in }) -> Sandbox.Identity? {
+        guard let pid = input.processID.flatMap({ Int32(exactly: $0) }), pid > 0 else { return nil }
+        let identity = identify(pid, input.properties["application.process.binary"])
+        if identity.sandboxPID != nil { found(identity) }
+        return identity
     }
 
-    /// The stream ended: its identity is forgotten (the server may reuse nothing, but the table stays small).
-    mutating func forget(_ index: UInt32) {
-        known[index] = nil
+    /// `input` with its real identity in its properties.
+    static func identified(_ input: SinkInput, as identity: Sandbox.Identity?) -> SinkInput {
+        guard let identity else { return input }
+        var input = input
+        input.properties = apply(identity, to: input.properties)
+        return input
     }
 
     /// Properties rewritten for an identity: pure, for the unit tests.

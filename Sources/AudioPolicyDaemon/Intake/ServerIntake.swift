@@ -8,15 +8,15 @@ import SoundBackend
 /// The sound server as a source of engine events: connecting and reconnecting, and turning its news of
 /// sink inputs and microphones into ``Event``s.
 ///
-/// What the server said of each sink input goes into actuation's stream table first (its one owner),
+/// What the server said of each sink input goes into the stream's one record first (``LiveStreams``),
 /// then the engine hears of it through ``feed``; a stream's player comes from ``MediaPlayers``. This is
-/// the one place a stream begins and ends for every part (``streamAdded(_:)``, ``streamRemoved(_:)``):
-/// actuation, the players, the meters and the sandbox identities each keep their own facts of it, and
-/// are told in one order.
+/// the one place a stream's record begins and ends (``streamAdded(_:identity:)``, ``streamRemoved(_:)``):
+/// actuation and the players each write their own facts of it there, and are told in one order.
 final class ServerIntake {
     private let loop: MainLoop
     var log: Logger
     private let makeServer: (MainLoop) -> any StreamServer
+    private let streams: LiveStreams
     private let actuation: Actuation
     private let players: MediaPlayers
 
@@ -41,14 +41,15 @@ final class ServerIntake {
     private var captures: [UInt32: (id: StreamID, facts: CaptureFacts)] = [:]
     /// Sinks (outputs) the engine has been told of.
     private var sinks: Set<UInt32> = []
-    /// Sandboxed apps' streams, with the identity their properties do not tell.
-    private var sandboxed = SandboxedStreams()
+    /// Looks up what a new stream's process is: a sandboxed app's identity its properties do not tell.
+    private let sandboxed = SandboxedStreams()
 
-    init(loop: MainLoop, log: Logger, makeServer: @escaping (MainLoop) -> any StreamServer, actuation: Actuation,
-         players: MediaPlayers) {
+    init(loop: MainLoop, log: Logger, makeServer: @escaping (MainLoop) -> any StreamServer, streams: LiveStreams,
+         actuation: Actuation, players: MediaPlayers) {
         self.loop = loop
         self.log = log
         self.makeServer = makeServer
+        self.streams = streams
         self.actuation = actuation
         self.players = players
     }
@@ -70,9 +71,9 @@ final class ServerIntake {
     private func heard(_ news: ServerNews) {
         switch news {
         case let .state(state): stateChanged(state)
-        case let .initialStreams(inputs): reconcile(with: inputs.map(identified))
-        case let .streamAdded(input): streamAdded(identified(input))
-        case let .streamChanged(input): streamChanged(identified(input))
+        case let .initialStreams(inputs): reconcile(with: inputs)
+        case let .streamAdded(input): streamSeen(input)
+        case let .streamChanged(input): streamSeen(input)
         case let .streamRemoved(index): streamRemoved(index)
         case let .initialCaptures(captures): captures.forEach(captureChanged)
         case let .captureAdded(capture), let .captureChanged(capture): captureChanged(capture)
@@ -106,7 +107,7 @@ final class ServerIntake {
         serverName = nil
         actuation.disconnected()
         for index in captures.keys.sorted() { captureRemoved(index) }
-        for index in actuation.liveIndexes { streamRemoved(index) }
+        for index in streams.indexes { streamRemoved(index) }
         // After the streams: with none left on them, their outputs going is no loss to anyone.
         for index in sinks.sorted() { sinkRemoved(index) }
         guard onGone() else { return }
@@ -118,37 +119,50 @@ final class ServerIntake {
 
     /// The first full list after connecting: streams we knew but are gone have ended, new ones start.
     private func reconcile(with server: [SinkInput]) {
+        let seen = server.map(identified)
+        let identities = Dictionary(seen.map { ($0.input.index, $0.identity) }, uniquingKeysWith: { first, _ in first })
         // What an earlier run (or the server that went away) left changed is put back first, so the
         // engine starts from the user's own levels; ready once the server has taken it.
-        let inputs = actuation.recoverFromJournal(server) { [unowned self] in self.onReady() }
+        let inputs = actuation.recoverFromJournal(seen.map(\.input)) { [unowned self] in self.onReady() }
         let present = Set(inputs.map(\.index))
-        for index in actuation.liveIndexes where !present.contains(index) { streamRemoved(index) }
+        for index in streams.indexes where !present.contains(index) { streamRemoved(index) }
         for input in inputs.sorted(by: { $0.index < $1.index }) {
-            if actuation.knows(input.index) { streamChanged(input) } else { streamAdded(input) }
+            if streams.knows(input.index) {
+                streamChanged(input)
+            } else {
+                streamAdded(input, identity: identities[input.index] ?? nil)
+            }
         }
         actuation.streamsJudged()
     }
 
     // MARK: - Sink inputs
 
-    /// A sink input as the server tells it, with a sandboxed app's real identity.
-    private func identified(_ input: SinkInput) -> SinkInput {
-        sandboxed.identified(input) { identity in
+    /// A sink input as the server tells it, with a sandboxed app's real identity: the one its record
+    /// keeps, or, at its first sight, the one looked up now.
+    private func identified(_ input: SinkInput) -> (input: SinkInput, identity: Sandbox.Identity?) {
+        let identity = streams[input.index].map(\.sandbox) ?? sandboxed.identity(of: input) { identity in
             let host = identity.hostPID.map { "host pid \($0)" } ?? "no single host process"
             log.info("stream \(input.index): sandboxed app \(identity.appID ?? "of unknown id") (\(host); pid \(identity.sandboxPID ?? 0) in its sandbox)")
         }
+        return (SandboxedStreams.identified(input, as: identity), identity)
     }
 
-    private func streamAdded(_ input: SinkInput) {
-        guard !actuation.knows(input.index) else { return streamChanged(input) }
+    /// A sink input added or changed: a new one begins its record.
+    private func streamSeen(_ input: SinkInput) {
+        let (input, identity) = identified(input)
+        if streams.knows(input.index) { streamChanged(input) } else { streamAdded(input, identity: identity) }
+    }
+
+    private func streamAdded(_ input: SinkInput, identity: Sandbox.Identity?) {
+        let id = streams.begin(input, on: server?.instance ?? .unnamed, sandbox: identity).id
         let savedStart = actuation.streamAppeared(input)
         defer { actuation.startJudged(input.index) }
-        guard let id = actuation.id(of: input.index) else { return }
         // Created corked, it is no sound yet: it interrupts nothing until it first plays. Muted, it was
         // muted by its user (or app) unless the mute is one of ours the server saved for its key: the
         // engine must know before it decides, or its mute fallback would take the mute over and undo it.
         // Held, an earlier run held it muted for a lost output: the engine holds it on until the user acts.
-        feed(.streamStarted(id, input.properties, player: players.playerForNewStream(input, id: id), playing: !input.corked,
+        feed(.streamStarted(id, input.properties, player: players.playerForNewStream(input.index), playing: !input.corked,
                             muted: StartOrigin.usersMute(startedMuted: input.muted, mutedByUs: savedStart.mutedByUs,
                                                          held: savedStart.held),
                             held: savedStart.held, output: OutputID(sink: input.sinkIndex)))
@@ -165,9 +179,8 @@ final class ServerIntake {
     }
 
     private func streamChanged(_ input: SinkInput) {
-        guard let (old, lateStart) = actuation.streamChanged(input) else { return streamAdded(input) }
+        guard let id = streams.id(of: input.index), let (old, lateStart) = actuation.streamChanged(input) else { return }
         defer { actuation.prepareJournalEntry(input.index) }
-        guard let id = actuation.id(of: input.index) else { return }
         if let lateStart, !old.muted,
            StartOrigin.usersMute(startedMuted: input.muted, mutedByUs: lateStart.mutedByUs, held: false) {
             // pipewire-pulse tells a new stream's restored mute with its late volume: the user's mute for
@@ -200,14 +213,16 @@ final class ServerIntake {
         }
     }
 
+    /// A sink input ended: the engine hears of it, the players and actuation have their say while its
+    /// record is there, then the record goes (its meter with it) and actuation lets its journal entry go.
     private func streamRemoved(_ index: UInt32) {
-        guard let input = actuation.snapshot(of: index), let id = actuation.id(of: index) else { return }
-        actuation.meters.stop(index)
-        feed(.streamEnded(id))
+        guard let live = streams[index] else { return }
+        feed(.streamEnded(live.id))
         players.streamEnded(index)
-        sandboxed.forget(index)
-        actuation.streamEnded(index)
-        onStreamEnded(input, id)
+        let end = actuation.streamEnding(index)
+        streams.end(index)
+        if let end { actuation.streamGone(index, end) }
+        onStreamEnded(live.input, live.id)
     }
 
     // MARK: - Outputs

@@ -15,45 +15,44 @@ extension MediaPlayers {
     }
 
     /// Reads where a new stream comes from and returns its player (for `streamStarted`).
-    func playerForNewStream(_ input: SinkInput, id: StreamID) -> PlayerID? {
+    func playerForNewStream(_ index: UInt32) -> PlayerID? {
         let all = candidates
-        var origin = StreamOrigin(id, input.properties)
-        let player = all.isEmpty ? nil
-            : PlayerMatch.player(lineages: origin.readLineages(), appIDs: origin.appIDs, sandboxPID: origin.sandboxPID,
-                                     among: all)
-        origin.player = player
-        origins[input.index] = origin
-        if let player { log.debug("stream \(input.index): played by \(player)") }
+        let player = all.isEmpty ? nil : streams.update(index) { live in
+            PlayerMatch.player(lineages: live.origin.readLineages(), appIDs: live.origin.appIDs,
+                               sandboxPID: live.origin.sandboxPID, among: all)
+        } ?? nil
+        streams.update(index) { $0.origin.player = player }
+        if let player { log.debug("stream \(index): played by \(player)") }
         return player
     }
 
     /// Whether the player of a new stream already says Playing (a new track's stream).
     func isPlaying(_ index: UInt32) -> Bool {
-        guard let player = origins[index]?.player else { return false }
+        guard let player = streams[index]?.origin.player else { return false }
         return busPlayer(player)?.status == .playing
     }
 
     /// Maps every live stream again (a player or a claim came or went) and tells the engine of changes.
     func remapStreams() {
         let all = candidates
-        for index in origins.keys.sorted() {
-            guard var origin = origins[index] else { continue }
-            let player = all.isEmpty ? nil
-                : PlayerMatch.player(lineages: origin.readLineages(), appIDs: origin.appIDs, sandboxPID: origin.sandboxPID,
-                                     among: all)
-            let changed = player != origin.player
-            origin.player = player
-            origins[index] = origin
-            guard changed else { continue }
+        for index in streams.indexes {
+            guard let (id, player, changed) = streams.update(index, { live in
+                let player = all.isEmpty ? nil
+                    : PlayerMatch.player(lineages: live.origin.readLineages(), appIDs: live.origin.appIDs,
+                                         sandboxPID: live.origin.sandboxPID, among: all)
+                defer { live.origin.player = player }
+                return (live.id, player, player != live.origin.player)
+            }), changed else { continue }
             log.info("stream \(index): \(player.map { "played by \($0)" } ?? "no player any more")")
-            feed(.playerChanged(origin.id, player))
+            feed(.playerChanged(id, player))
         }
     }
 
-    /// A stream ended: its player is remembered as the player it last played for.
+    /// A stream is ending (its record still there): its player is remembered as the player it last
+    /// played for.
     func streamEnded(_ index: UInt32) {
-        if let origin = origins.removeValue(forKey: index), let player = origin.player {
-            lastStreamOfPlayer[player] = origin.id
+        if let live = streams[index], let player = live.origin.player {
+            lastStreamOfPlayer[player] = live.id
         }
     }
 
@@ -61,7 +60,7 @@ extension MediaPlayers {
     /// player while it plays, its last player after it ended, the claiming connection for a claim.
     func player(standingFor id: StreamID) -> PlayerID? {
         if let claim = claims.values.first(where: { $0.token == id }) { return claim.player }
-        if let index = id.playbackIndex, let origin = origins[index], origin.id == id { return origin.player }
+        if let index = streams.index(of: id) { return streams[index]?.origin.player }
         return lastStreamOfPlayer.first { $0.value == id }?.key
     }
 }

@@ -41,15 +41,17 @@ final class MediaPlayers {
 
     // MARK: Streams and their players
 
-    /// Where each live stream comes from, and its player: one entry per stream the server has told of.
-    var origins: [UInt32: StreamOrigin] = [:]
+    /// Every live stream's record: where each comes from, and its player, are the players' part of it
+    /// (``LiveStream/origin``).
+    let streams: LiveStreams
     /// The last stream each player played, once ended (the engine may keep it as the app's Now Playing stream).
     var lastStreamOfPlayer: [PlayerID: StreamID] = [:]
     /// Hooks that claimed Now Playing, by connection.
     var claims: [ControlServer.ClientID: PlayerClaim] = [:]
 
-    init(loop: MainLoop, log: Logger, outbox: ControlOutbox) {
+    init(loop: MainLoop, log: Logger, streams: LiveStreams, outbox: ControlOutbox) {
         self.loop = loop
+        self.streams = streams
         self.log = log
         self.outbox = outbox
     }
@@ -182,8 +184,9 @@ final class MediaPlayers {
 
     /// Tells the engine that every stream `player` plays is playing or not.
     func feedPlayback(of player: PlayerID, playing: Bool) {
-        for (_, origin) in origins.sorted(by: { $0.key < $1.key }) where origin.player == player {
-            feed(.playback(origin.id, playing: playing))
+        for index in streams.indexes {
+            guard let live = streams[index], live.origin.player == player else { continue }
+            feed(.playback(live.id, playing: playing))
         }
     }
 

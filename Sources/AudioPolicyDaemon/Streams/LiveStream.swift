@@ -1,23 +1,39 @@
 import AudioPolicy
 import PulseBackend
+import SessionBus
 import SoundBackend
 
-/// The shell's record of one sink input: the server's latest snapshot, and what the daemon has done to
-/// its level and mute (``StreamLevel``: the user's own volume, what a factor of 1 means, and the factor
-/// written).
+/// The shell's one record of a live sink input: every part's facts of it in one place, begun and ended
+/// for all of them by server intake (``LiveStreams``).
+///
+/// Each part writes its own fields and reads the others': intake the server's snapshot and what the
+/// stream's process turned out to be, actuation what it has written (``StreamLevel``: the user's own
+/// volume, what a factor of 1 means, the factor written) and the meter, the players where the stream
+/// comes from and its player. One lookup finds them all, and a stream that ends leaves nothing behind in
+/// any part's table.
 struct LiveStream {
     /// The engine's id of the stream: its server instance and index (the one place every part of the
     /// shell takes it from).
     let id: StreamID
+    /// The server's latest snapshot, its properties rewritten for a sandboxed app (intake's).
     var input: SinkInput
-    /// What the daemon has done to its level and mute (the levels stage's record, the same the levels
-    /// rehearsal keeps).
+    /// What the stream's process turned out to be, looked up once at its first sight
+    /// (``SandboxedStreams``): every later snapshot's properties are rewritten from it.
+    let sandbox: Sandbox.Identity?
+    /// What the daemon has done to its level and mute (actuation's; the levels stage's record, the same
+    /// the levels rehearsal keeps).
     var level: StreamLevel
+    /// Where it comes from — process lineages, app ids — and its player (the players').
+    var origin: StreamOrigin
+    /// Its peak meter, while the engine wants its sound measured (actuation's).
+    var measurement: StreamMeasurement?
 
-    init(_ input: SinkInput, on server: ServerInstance) {
+    init(_ input: SinkInput, on server: ServerInstance, sandbox: Sandbox.Identity?) {
         id = .playback(input.index, on: server)
         self.input = input
+        self.sandbox = sandbox
         level = StreamLevel(own: input.volume)
+        origin = StreamOrigin(input.properties)
     }
 
     /// The stream's journal entry as it stands: its record from the levels stage (`book`:
