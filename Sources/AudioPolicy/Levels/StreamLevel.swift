@@ -107,6 +107,18 @@ public struct StreamLevel: Equatable, Sendable {
         return true
     }
 
+    /// Recovery undid an earlier run's mute of it, the unmute sent at `sent` (µs, the daemon's clock): until
+    /// the server has answered, the journal keeps that mute on record, as for the policy's own unmute
+    /// (``policyUnmutes(at:)``), with its key's mark. A stream of its key that starts before the unmute is
+    /// applied gets the earlier run's mute; after a kill, only that mark tells the next run so (found by the
+    /// levels property run, seed 15900847877908403872 on PulseAudio: a start overtook recovery's unmute of a
+    /// faded stream at the fade's silence, the daemon was killed as it heard of it, and the run after,
+    /// finding recovery's entry of the faded stream as it stood with no mark, took its mute for its user's).
+    public mutating func unmutedByRecovery(at sent: UInt64) {
+        guard !policyMuted else { return }
+        unmuteSentAt = sent
+    }
+
     /// An earlier run held it muted for a lost output, and recovery kept it so: the policy holds it on.
     public mutating func heldByRecovery() {
         policyMuted = true

@@ -27,6 +27,9 @@ extension Actuation {
         let entries = plan.entries
         recoveredHolds = server == nil ? [] : plan.holds
         putBackByRecovery = server == nil ? [] : plan.putBack
+        let unmuteSent = MainLoop.monotonicMicroseconds()
+        let unmuted = server == nil ? [] : Set(plan.kept.filter(\.step.unmute).map(\.index))
+        unmutedByRecovery = (unmuted, unmuteSent)
         // Streams that started while no daemon ran may have been given its ducks, or its mute.
         restore?.recovered(entries.map(\.written), gone: plan.goneIndexes,
                            present: Dictionary(inputs.map { ($0.index, $0.muted) }, uniquingKeysWith: { first, _ in first }))
@@ -97,6 +100,8 @@ extension Actuation {
         let finish: (any StreamServer) -> Void = { [weak self] connection in
             connection.drain { [weak self] in
                 guard let self, self.server === connection, connection.isReady else { return }
+                // Answered: recovery's unmutes are no longer on record (``StreamLevel/unmutedByRecovery(at:)``).
+                for index in unmuted.sorted() { self.unmuteAnswered(index, sentBefore: unmuteSent &+ 1) }
                 self.report(self.journal.endRecovery(recovering))
                 self.log.info("journal: recovery done")
                 completion()

@@ -27,6 +27,10 @@ extension Actuation {
         log.debug("stream \(input.index) (\(input.applicationName ?? "?")) appeared \(Self.levelText(input)), key \(input.restoreID ?? "none")")
         let held = recoveredHolds.remove(input.index) != nil && input.muted
         if held { update(input.index) { $0.level.heldByRecovery() } }
+        if unmutedByRecovery.indexes.remove(input.index) != nil, !input.muted {
+            let sent = unmutedByRecovery.sentAt
+            update(input.index) { $0.level.unmutedByRecovery(at: sent) }
+        }
         if putBackByRecovery.remove(input.index) != nil, let live = streams[input.index] {
             report(journal.record(journalEntry(of: live, pausedPlayers: [])))
             journalSync(input.index)

@@ -42,6 +42,9 @@ final class Actuation {
     /// heard of, until the server has answered, so that a kill before that leaves the next run this run's
     /// word on them, not the recovered entry's (``RecoveryStep/newestPerStream(_:_:)``).
     var putBackByRecovery: Set<UInt32> = []
+    /// Streams recovery unmuted, and when it sent those unmutes: their records keep the unmute in flight
+    /// until the server has answered (``StreamLevel/unmutedByRecovery(at:)``).
+    var unmutedByRecovery: (indexes: Set<UInt32>, sentAt: UInt64) = ([], 0)
     /// What the daemon has changed and not yet put back, on disk (Actuation+Journal).
     var journal: Journal
     /// Armed once, right after a change that grew the journal's log too long.

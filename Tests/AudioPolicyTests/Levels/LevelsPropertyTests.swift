@@ -253,6 +253,9 @@ enum LevelsSequence {
             lines.append("  \(name) #\(index) server: \(rehearsal.server.streams[index].map { "\($0)" } ?? "gone")")
             lines.append("  \(name) #\(index) daemon: \(rehearsal.daemon.live[index].map { "\($0)" } ?? "none")")
         }
+        for (index, entry) in rehearsal.daemon.journal.sorted(by: { $0.key < $1.key }) {
+            lines.append("  journal #\(index): \(entry)")
+        }
         return lines.joined(separator: "\n")
     }
 

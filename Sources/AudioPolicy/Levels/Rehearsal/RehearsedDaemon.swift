@@ -63,6 +63,9 @@ public struct RehearsedDaemon: Sendable {
     private var duckLevels: [Double] = []
     /// Streams recovery kept muted for a lost output.
     private var recoveredHolds: Set<UInt32> = []
+    /// Streams recovery unmuted: their records keep that unmute in flight until it is answered
+    /// (``StreamLevel/unmutedByRecovery(at:)``).
+    private var unmutedByRecovery: Set<UInt32> = []
     /// Streams recovery put back (unmuted, or at their own level again): journaled as they stand once
     /// heard of, until the server has answered (``journalSync(_:)``), as the daemon does.
     private var putBackByRecovery: Set<UInt32> = []
@@ -112,6 +115,7 @@ public struct RehearsedDaemon: Sendable {
         _ = ownership.rememberSettled(entries.map(\.written))
         recoveredHolds = plan.holds
         putBackByRecovery = plan.putBack
+        unmutedByRecovery = Set(plan.kept.filter(\.step.unmute).map(\.index))
         for kept in plan.kept {
             let written = kept.entry.written, step = kept.step
             guard let stream = server.streams[kept.index] else { continue }
@@ -192,7 +196,12 @@ public struct RehearsedDaemon: Sendable {
         let held = recoveredHolds.remove(index) != nil && stream.muted
         var record = Live(key: stream.key, own: stream.volume, muted: stream.muted)
         if held { record.level.heldByRecovery() }
+        if unmutedByRecovery.remove(index) != nil, !stream.muted, let sent = recoverySentAt {
+            record.level.unmutedByRecovery(at: Self.clock(sent))
+        }
         live[index] = record
+        // Put back by recovery: on record as it stands at once, as the daemon journals it when it hears of it.
+        if putBackByRecovery.contains(index) { journalSync(index) }
         if ownership.streamAppeared(index, key: stream.key, muted: stream.muted) { journalSavedMute(of: stream.key) }
         if killedAsItStarts { return kill() }
         defer { judged(index, key: stream.key) }
