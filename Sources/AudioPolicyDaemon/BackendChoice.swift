@@ -26,14 +26,19 @@ public enum BackendChoice: String, CaseIterable, Sendable {
         return Self.serverAnswers(environment: environment) ? .pulse : .alsa
     }
 
-    /// The daemon's connection factory for a resolved backend.
-    func connection(socketPath: String? = nil) -> (MainLoop) -> any StreamServer {
+    /// The daemon's connection factory for a resolved backend: one connection per (re)connect (actuation
+    /// keeps one bookkeeping of the server's saved levels for all of them).
+    ///
+    /// The one place the daemon names a backend: every other part knows a backend only as a
+    /// ``SoundBackend/StreamServer`` (`scripts/check-backend-seam` holds the daemon to that), so another
+    /// backend is a target beside these and a case here.
+    public func connection(socketPath: String? = nil) -> (MainLoop) -> any StreamServer {
         switch self {
         case .alsa:
             { loop in ALSAPluginServer(loop: loop, socketPath: socketPath,
                                        rampMilliseconds: UInt32(RampStepper.stepInterval)) }
         case .pulse, .auto:
-            Daemon.pulseConnections()
+            { loop in PulseConnection(loop: loop, applicationName: "audio-policyd") }
         }
     }
 

@@ -4,7 +4,6 @@ import EventLoop
 import FoundationEssentials
 import Glibc
 import Logging
-import PulseBackend
 import SessionBus
 import SoundBackend
 
@@ -87,11 +86,11 @@ public final class Daemon {
     /// Called when the daemon has connected and applied the policy to the streams already there.
     public var onReady: () -> Void = {}
 
-    /// - Parameter server: makes the connection to the sound server, once per (re)connect; the real
-    ///   ``PulseConnection`` unless a test hands in a fake (or the benchmark, an instrumented one).
+    /// - Parameter server: makes the connection to the sound server, once per (re)connect; libpulse's
+    ///   (``BackendChoice/pulse``) unless a test hands in a fake (or the benchmark, an instrumented one).
     public init(options: DaemonOptions, loop: MainLoop = MainLoop(),
                 loadPolicy: (() throws(LocatedErrors) -> Policy)? = nil,
-                server: @escaping (MainLoop) -> any StreamServer = Daemon.pulseConnections()) {
+                server: @escaping (MainLoop) -> any StreamServer = BackendChoice.pulse.connection()) {
         self.loop = loop
         self.options = options
         self.loadPolicy = loadPolicy
@@ -140,12 +139,6 @@ public final class Daemon {
         }
         controlIntake.feed = feed
         controlIntake.serverName = { [unowned self] in self.serverIntake.serverName }
-    }
-
-    /// The real sound server: a maker of libpulse's connections (to PulseAudio or pipewire-pulse), one
-    /// per (re)connect (actuation keeps one bookkeeping of the server's saved levels for all of them).
-    public static func pulseConnections() -> (MainLoop) -> any StreamServer {
-        { loop in PulseConnection(loop: loop, applicationName: "audio-policyd") }
     }
 
     /// Runs until SIGTERM/SIGINT (then restores everything first). Returns the exit code.

@@ -4,7 +4,6 @@ import FoundationEssentials
 import FoundationGaps
 import Glibc
 import Logging
-import PulseBackend
 import SoundBackend
 
 /// The crash-safe journal in actuation: written before a stream is changed, cleared once it is put

@@ -2,7 +2,6 @@ import AudioPolicy
 import EventLoop
 import FoundationEssentials
 import Logging
-import PulseBackend
 import SoundBackend
 
 /// Crash recovery: what an earlier run, or a server that went away, left changed is put back before

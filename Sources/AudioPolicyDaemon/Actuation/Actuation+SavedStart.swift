@@ -1,7 +1,6 @@
 import AudioPolicy
 import EventLoop
 import Logging
-import PulseBackend
 import SoundBackend
 
 /// A new stream that the server started at a level it saved from one of our ducks or fades (see

@@ -1,7 +1,6 @@
 import AudioPolicy
 import EventLoop
 import Logging
-import PulseBackend
 import SoundBackend
 
 /// What the server said of a sink input, taken into the stream table (server intake calls these around

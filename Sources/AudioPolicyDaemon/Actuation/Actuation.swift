@@ -2,7 +2,6 @@ import AudioPolicy
 import EventLoop
 import FoundationEssentials
 import Logging
-import PulseBackend
 import SoundBackend
 
 /// Carries out the engine's commands on the sound server and the players, journal first.

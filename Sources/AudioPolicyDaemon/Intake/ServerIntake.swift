@@ -1,7 +1,6 @@
 import AudioPolicy
 import EventLoop
 import Logging
-import PulseBackend
 import SessionBus
 import SoundBackend
 
@@ -84,7 +83,7 @@ final class ServerIntake {
         }
     }
 
-    private func stateChanged(_ state: PulseConnection.State) {
+    private func stateChanged(_ state: ConnectionState) {
         switch state {
         case .ready:
             reconnectDelay = 250_000

@@ -1,5 +1,4 @@
 import AudioPolicy
-import PulseBackend
 import SoundBackend
 
 /// What the daemon changed on one stream, written down *before* it changed it: enough to put the

@@ -2,7 +2,6 @@ import AudioPolicy
 import FoundationEssentials
 import FoundationGaps
 import Glibc
-import PulseBackend
 import SoundBackend
 
 /// The levels our ducks settled at, kept from run to run: `settled-ducks.json` beside the journal's

@@ -1,6 +1,5 @@
 import AudioPolicy
 import Logging
-import PulseBackend
 import SessionBus
 import SoundBackend
 

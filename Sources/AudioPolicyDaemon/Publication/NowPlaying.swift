@@ -1,7 +1,6 @@
 import AudioPolicy
 import ControlProtocol
 import Logging
-import PulseBackend
 import SessionBus
 import SoundBackend
 

@@ -3,7 +3,6 @@ import ControlProtocol
 import EventLoop
 import FoundationEssentials
 import Logging
-import PulseBackend
 import SoundBackend
 
 /// What the daemon shows of itself: the log of decisions, `status`, event lines to subscribers, and

@@ -1,5 +1,4 @@
 import AudioPolicy
-import PulseBackend
 import SessionBus
 import SoundBackend
 

@@ -52,7 +52,7 @@ final class FakeSoundServer {
     private var connections: [FakeServerConnection] = []
     private var nextIndex: UInt32 = 1
 
-    /// A daemon's server factory: a new connection for each (re)connect, as ``Daemon/pulseConnections()``
+    /// A daemon's server factory: a new connection for each (re)connect, as ``BackendChoice/connection(socketPath:)``
     /// makes (the daemon keeps one bookkeeping of the saved levels for all of them).
     func daemonConnections() -> (MainLoop) -> any StreamServer {
         { [unowned self] loop in
