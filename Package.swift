@@ -49,11 +49,10 @@ let package = Package(
         .target(name: "CMainLoop"),
         // The one thread's event loop over it: timers, descriptor watches, signals.
         .target(name: "EventLoop", dependencies: ["CMainLoop", "CPulse"], swiftSettings: essentials),
-        // The seam every sound backend implements: the StreamServer protocol, its news and typed values (streams,
-        // outputs, captures, saved entries), meters, and the saved levels' bookkeeping and repairs (StreamRestore)
-        // over a backend's SavedLevels. No C module and no libpulse type.
-        .target(name: "SoundBackend", dependencies: ["AudioPolicy", "EventLoop", .product(name: "Logging", package: "swift-log")],
-                swiftSettings: essentials),
+        // The seam every sound backend implements: the StreamServer protocol (with SavedLevels, the I/O of a
+        // server's saved levels), its news and typed values (streams, outputs, captures, saved entries) and
+        // meters. No C module, no libpulse type, no event loop (scripts/check-backend-seam).
+        .target(name: "SoundBackend", dependencies: ["AudioPolicy"], swiftSettings: essentials),
         // PulseAudio and pipewire-pulse through libpulse: stream snapshots in, volume/mute/stream-restore writes
         // out, peak meters recording a sink input's monitor.
         .target(name: "PulseBackend", dependencies: ["AudioPolicy", "SoundBackend", "CPulse", "EventLoop",

@@ -1,7 +1,7 @@
 /// A stream the daemon changed and had not put back, as a journal tells it: what the server may have
 /// saved of those changes for the stream's key, and what to write back as that key's saved entry.
 ///
-/// The saved-level bookkeeping (``StreamRestore``) takes it in this form rather than as the daemon's
+/// The saved-level bookkeeping (``SavedLevelsBook``) takes it in this form rather than as the daemon's
 /// journal entry: the backend knows nothing of players or of how the journal is written.
 public struct WrittenStream: Equatable, Sendable {
     /// The sink input's index.

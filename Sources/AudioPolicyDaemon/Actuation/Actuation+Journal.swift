@@ -199,7 +199,7 @@ extension Actuation {
     }
 
     /// Writes each entry's own level and mute back as its key's saved entry (the pulse backend's repair,
-    /// ``StreamRestore/repair(_:completion:)``), then calls `completion` with the connection the writes
+    /// ``SavedLevelsBook/repair(_:completion:)``), then calls `completion` with the connection the writes
     /// went to; at once on a backend that saves nothing.
     func repairSaved(_ entries: [JournalEntry], then completion: @escaping (any StreamServer) -> Void) {
         guard let restore else {

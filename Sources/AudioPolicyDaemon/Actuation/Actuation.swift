@@ -25,12 +25,12 @@ final class Actuation {
     private(set) var duckLevels: [Double] = []
     /// The bookkeeping of the connected server's saved levels while it has them (nil on ALSA, which saves
     /// none): told what is written, asked where a new stream's start came from.
-    private(set) var restore: StreamRestore?
+    private(set) var restore: SavedLevelsBook?
     /// That bookkeeping, one for the daemon's whole life: what a server saved of our writes outlives a
     /// connection to it (a server restart, a reconnect). The backends only report facts and take writes.
     /// Its verdicts that every stream needs (a stream's end, its journal record) are asked of it on every
     /// backend: one without saved levels never feeds it, so it answers as for a server that saves nothing.
-    let savedLevelsBook = StreamRestore()
+    let savedLevelsBook = SavedLevelsBook()
     /// Streams put back as their users had them whose journal entries wait for the server's answer to
     /// the writes that did it (``removeOnceAnswered(_:_:)``).
     var removalsAwaitingAnswer: Set<UInt32> = []

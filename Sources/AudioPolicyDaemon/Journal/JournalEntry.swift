@@ -126,7 +126,7 @@ public struct JournalEntry: Codable, Hashable, Sendable {
         written.isScaledDown(current)
     }
 
-    /// What the pulse backend's saved-level bookkeeping needs of the entry (``StreamRestore``).
+    /// What the saved-level bookkeeping needs of the entry (``SavedLevelsBook``).
     public var written: WrittenStream {
         WrittenStream(index: sinkInput, key: restoreID, own: ownVolume, muted: muted, policyMuted: policyMuted,
                       duckLevels: duckLevels ?? [],

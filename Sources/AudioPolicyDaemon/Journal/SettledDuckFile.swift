@@ -8,7 +8,7 @@ import SoundBackend
 /// durable copy (the state folder).
 ///
 /// A server that saves levels can give a stream one of our ducks long after the run that wrote it
-/// (``StreamRestore/rememberSettled(_:)``: WirePlumber's file is a snapshot of some quiet second, and a
+/// (``SavedLevelsBook/rememberSettled(_:)``: WirePlumber's file is a snapshot of some quiet second, and a
 /// server restart brings it back), when no journal tells of it any more: a clean stop clears the
 /// journal, and its entries go once restored. This file does not go; it is bounded instead (16 levels
 /// for each of 64 keys, about 10 KB at most), and written a few seconds after it grows, not on every

@@ -36,10 +36,10 @@ struct LiveStream {
     }
 
     /// The stream's journal entry as it stands: its record from the levels stage (`book`:
-    /// ``StreamRestore/written(_:own:policyMutedOnRecord:unmuteInFlight:duckLevels:)``, with the run's
+    /// ``SavedLevelsBook/written(_:own:policyMutedOnRecord:unmuteInFlight:duckLevels:)``, with the run's
     /// `duckLevels`), and `pausedPlayers`. While the server has not said what the stream's volume is, the
     /// entry holds none (a repair must never write the placeholder 0 as the app's saved volume).
-    func journalEntry(pausedPlayers: [String], duckLevels: [Double], book: StreamRestore) -> JournalEntry {
+    func journalEntry(pausedPlayers: [String], duckLevels: [Double], book: SavedLevelsBook) -> JournalEntry {
         let written = book.written(input, own: input.volumePending ? ChannelVolumes(values: []) : level.own,
                                    policyMutedOnRecord: level.policyMutedOnRecord(mutedNow: input.muted),
                                    unmuteInFlight: level.unmuteInFlight(mutedNow: input.muted), duckLevels: duckLevels,

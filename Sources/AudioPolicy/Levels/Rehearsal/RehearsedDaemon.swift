@@ -53,7 +53,7 @@ public struct RehearsedDaemon: Sendable {
     /// When the daemon last sent a write.
     private var lastSentAt: Milliseconds = 0
     /// Repairs of ended streams' entries, each waiting on the read of the saved entries that comes first,
-    /// as the daemon's do (``StreamRestore/repair(_:completion:)`` writes once the read is answered): sent
+    /// as the daemon's do (``SavedLevelsBook/repair(_:completion:)`` writes once the read is answered): sent
     /// at the daemon's next step, with the time of the end; lost if a kill or a server restart comes in
     /// the same millisecond as the end (``savedEntriesRead(on:before:)``). The journal keeps a journaled one's entry either way.
     private var repairsAwaitingRead: [(written: WrittenStream, index: UInt32, at: Milliseconds)] = []

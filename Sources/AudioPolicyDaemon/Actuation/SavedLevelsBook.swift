@@ -1,6 +1,7 @@
 import AudioPolicy
 import EventLoop
 import Logging
+import SoundBackend
 
 /// A server's saved levels as the daemon must deal with them: the saved-entry I/O (reading entries,
 /// writing repairs, through the backend's ``SavedLevels``) around the levels stage's decisions
@@ -10,26 +11,27 @@ import Logging
 /// restore-stream through pipewire-pulse): there every level written to a stream, ours included,
 /// becomes its app's or role's entry and the start of its next stream. The daemon's actuation owns one
 /// for its whole life, since what a server saved outlives a connection to it, and uses it while the
-/// connected backend has saved levels (ALSA saves nothing); no backend has to carry it. It turns snapshots into the facts the ledger
-/// takes, with the loop's clock and the connected server's saving model (``ServerSaving``) and
-/// instance, and carries out the repairs. Touched only on the loop's thread.
-public final class StreamRestore {
-    public typealias Origin = StartOrigin
+/// connected backend has saved levels (ALSA saves nothing); no backend carries it, and the seam
+/// (`SoundBackend`) holds only the I/O it drives. It turns snapshots into the facts the ledger takes,
+/// with the loop's clock and the connected server's saving model (``ServerSaving``) and instance, and
+/// carries out the repairs. Touched only on the loop's thread.
+final class SavedLevelsBook {
+    typealias Origin = StartOrigin
 
     /// How long after our last write to a stream its end still gets a repair of its saved entry (µs).
-    public static let lateWriteWindow = LevelOwnership.lateWriteWindow
+    static let lateWriteWindow = LevelOwnership.lateWriteWindow
 
     /// Where repairs are logged (the daemon hands its own).
-    public var log = Logger(label: "audio-policyd")
+    var log = Logger(label: "audio-policyd")
     /// The levels stage's decisions: whose each key's saved level and mute are.
     private var ledger = LevelOwnership()
     /// The connection, while there is one.
     private var server: (any StreamServer)?
 
-    public init() {}
+    init() {}
 
     /// The connected server instance's cookie, once the server told it (journaled with each stream).
-    public var serverInstance: UInt32? {
+    var serverInstance: UInt32? {
         refresh()
         return ledger.server
     }
@@ -37,12 +39,12 @@ public final class StreamRestore {
     // MARK: - The connection
 
     /// A new connection of the backend: its saved levels are the ones to read and repair.
-    public func connected(to server: any StreamServer) {
+    func connected(to server: any StreamServer) {
         self.server = server
         ledger.connected(saving: Self.saving(of: server.savedLevels), server: server.savedLevels?.serverCookie)
     }
 
-    public func disconnected() {
+    func disconnected() {
         server = nil
         ledger.disconnected()
     }
@@ -66,7 +68,7 @@ public final class StreamRestore {
 
     /// A stream appeared. Returns whether its key's saved mute is ours. One announced without its volume
     /// and mute (pipewire-pulse) counts once they arrive (``volumeArrived(_:)``).
-    public func streamAppeared(_ input: SinkInput) -> Bool {
+    func streamAppeared(_ input: SinkInput) -> Bool {
         refresh()
         guard !input.volumePending else {
             ledger.announcedWithoutVolume(input.index, key: input.restoreID, now: MainLoop.monotonicMicroseconds())
@@ -77,35 +79,35 @@ public final class StreamRestore {
 
     /// The volume and mute of a stream announced without them arrived, and where its start came from was
     /// asked (``LevelOwnership/volumeArrived(_:key:muted:)``). Returns whether its key's saved mute is ours.
-    public func volumeArrived(_ input: SinkInput) -> Bool {
+    func volumeArrived(_ input: SinkInput) -> Bool {
         ledger.volumeArrived(input.index, key: input.restoreID, muted: input.muted)
     }
 
     /// The daemon has acted on `index`'s start: it counts as seen (``LevelOwnership/startJudged(_:)``).
     /// Returns whether the journal's marks rose.
-    public func startJudged(_ index: UInt32) -> Bool {
+    func startJudged(_ index: UInt32) -> Bool {
         ledger.startJudged(index)
     }
 
     /// Recovery unmuted `input` (``LevelOwnership/recoveryUnmuted(_:key:now:)``).
-    public func recoveryUnmuted(_ input: SinkInput) {
+    func recoveryUnmuted(_ input: SinkInput) {
         ledger.recoveryUnmuted(input.index, key: input.restoreID, now: MainLoop.monotonicMicroseconds())
     }
 
     /// The streams present at a connection were heard of (``LevelOwnership/streamsJudged()``): returns the
     /// keys whose saved mute changed hands.
-    public func streamsJudged() -> [String] {
+    func streamsJudged() -> [String] {
         ledger.streamsJudged()
     }
 
     /// A stream ended: what was kept of it goes, and the verdict says whether its key's saved entry needs
     /// a repair (``LevelOwnership/streamEnded(_:journaled:now:)``). `journaled`: the journal has an entry of it.
-    public func streamEnded(_ index: UInt32, journaled: Bool) -> EndRepair {
+    func streamEnded(_ index: UInt32, journaled: Bool) -> EndRepair {
         ledger.streamEnded(index, journaled: journaled, now: MainLoop.monotonicMicroseconds())
     }
 
     /// `input`'s record for the journal, with its own level `own` (``LevelOwnership/written(_:key:own:usersMute:policyMutedOnRecord:unmuteInFlight:duckLevels:)``).
-    public func written(_ input: SinkInput, own: ChannelVolumes, policyMutedOnRecord: Bool, unmuteInFlight: Bool,
+    func written(_ input: SinkInput, own: ChannelVolumes, policyMutedOnRecord: Bool, unmuteInFlight: Bool,
                         duckLevels: [Double], silenced: Bool = false) -> WrittenStream {
         refresh()
         return ledger.written(input.index, key: input.restoreID, own: own, usersMute: input.muted,
@@ -115,7 +117,7 @@ public final class StreamRestore {
 
     /// The saved-mute mark of an ended stream's journal record, kept until its repair is answered
     /// (``LevelOwnership/savedMuteMark(ofEnded:)``).
-    public func savedMuteMark(ofEnded stream: WrittenStream) -> SavedMuteMark? {
+    func savedMuteMark(ofEnded stream: WrittenStream) -> SavedMuteMark? {
         refresh()
         return ledger.savedMuteMark(ofEnded: stream)
     }
@@ -124,7 +126,7 @@ public final class StreamRestore {
 
     /// A volume written to `input`, whose own level is `own`. Returns whether that changed whose the
     /// key's saved mute is.
-    public func wrote(_ volume: ChannelVolumes, to input: SinkInput, own: ChannelVolumes, policyMuted: Bool) -> Bool {
+    func wrote(_ volume: ChannelVolumes, to input: SinkInput, own: ChannelVolumes, policyMuted: Bool) -> Bool {
         refresh()
         return ledger.wrote(volume, to: input.index, key: input.restoreID, own: own, policyMuted: policyMuted,
                             muted: input.muted, now: MainLoop.monotonicMicroseconds())
@@ -135,72 +137,72 @@ public final class StreamRestore {
     /// `usersMute`: its mute as its user has it once the writes sent with this one are applied. Returns
     /// whether the key's saved mute as its users have it changed.
     @discardableResult
-    public func wroteOwnLevel(to input: SinkInput, heldMuted: Bool, usersMute: Bool, recovery: Bool = false) -> Bool {
+    func wroteOwnLevel(to input: SinkInput, heldMuted: Bool, usersMute: Bool, recovery: Bool = false) -> Bool {
         refresh()
         return ledger.wroteOwnLevel(to: input.index, key: input.restoreID, heldMuted: heldMuted,
                                     usersMute: usersMute, recovery: recovery, now: MainLoop.monotonicMicroseconds())
     }
 
     /// The level of `input` changed (``LevelOwnership/levelChanged(_:key:policyMuted:muted:)``).
-    public func levelChanged(_ input: SinkInput, policyMuted: Bool) -> Bool {
+    func levelChanged(_ input: SinkInput, policyMuted: Bool) -> Bool {
         refresh()
         return ledger.levelChanged(input.index, key: input.restoreID, policyMuted: policyMuted, muted: input.muted)
     }
 
     /// A newer snapshot of `input` (``LevelOwnership/streamChanged(_:key:theirLevel:policyMuted:muted:)``).
-    public func streamChanged(_ input: SinkInput, theirLevel: Bool, policyMuted: Bool) -> Bool {
+    func streamChanged(_ input: SinkInput, theirLevel: Bool, policyMuted: Bool) -> Bool {
         refresh()
         return ledger.streamChanged(input.index, key: input.restoreID, theirLevel: theirLevel, policyMuted: policyMuted,
                                     muted: input.muted)
     }
 
     /// The server reported `input` as it is now (``LevelOwnership/seen(_:key:muted:)``).
-    public func seen(_ input: SinkInput) {
+    func seen(_ input: SinkInput) {
         ledger.seen(input.index, key: input.restoreID, muted: input.muted)
     }
 
     /// A mute or unmute written to `input`, which the server saves as its key's mute.
-    public func wroteMute(_ muted: Bool, to input: SinkInput) {
+    func wroteMute(_ muted: Bool, to input: SinkInput) {
         ledger.wroteMute(muted, to: input.index, key: input.restoreID, now: MainLoop.monotonicMicroseconds())
     }
 
     /// The server has answered every write sent before `time` (µs, ``MainLoop/monotonicMicroseconds()``):
     /// our unmutes among them are saved (``LevelOwnership/writesAnswered(sentBefore:)``).
-    public func writesAnswered(sentBefore time: UInt64) {
+    func writesAnswered(sentBefore time: UInt64) {
         for key in ledger.writesAnswered(sentBefore: time) { onSavedMuteChanged?(key) }
     }
 
     /// Someone else muted or unmuted `input`: its key's saved mute is theirs.
-    public func theyMuted(_ input: SinkInput) {
+    func theyMuted(_ input: SinkInput) {
         ledger.theyMuted(input.index, key: input.restoreID, muted: input.muted)
     }
 
     /// Streams ducked now (their journal entries): the levels their ducks settle at outlive the run;
     /// ``onSettledChange`` is called when one is new.
-    public func rememberSettled(_ streams: [WrittenStream]) {
+    func rememberSettled(_ streams: [WrittenStream]) {
         if ledger.rememberSettled(streams) { onSettledChange?() }
     }
 
     /// What an earlier run remembered (``settledDucks``), taken back at start.
-    public func rememberSettled(_ ducks: [SettledDuck]) {
+    func rememberSettled(_ ducks: [SettledDuck]) {
         ledger.rememberSettled(ducks)
     }
 
     /// The settled ducks remembered, for the next run.
-    public var settledDucks: [SettledDuck] { ledger.settledDucks }
+    var settledDucks: [SettledDuck] { ledger.settledDucks }
 
     /// Called when a settled duck was remembered for the first time: the daemon keeps them in a file.
-    public var onSettledChange: (() -> Void)?
+    var onSettledChange: (() -> Void)?
 
     /// Called with a key whose saved mute a taken repair made its user's where it was ours
     /// (``LevelOwnership/entryRepaired(key:muted:now:)``), or whose saved mute as its users have it a repair changed
     /// (``LevelOwnership/repairSent(key:muted:over:)``): the journal's entries of the key's streams must say so.
-    public var onSavedMuteChanged: ((String) -> Void)?
+    var onSavedMuteChanged: ((String) -> Void)?
 
     /// What an earlier run (or a server that went away) left changed, before its streams are restored.
     /// `gone`: the indexes of those no longer present; `present`: every stream now, by index, with its
     /// mute; the entries saved muted are the connection's (``SavedLevels/savedAtStart``).
-    public func recovered(_ streams: [WrittenStream], gone: Set<UInt32>, present: [UInt32: Bool]) {
+    func recovered(_ streams: [WrittenStream], gone: Set<UInt32>, present: [UInt32: Bool]) {
         refresh()
         let savedMuted = levels?.savedAtStart.map { Set($0.filter(\.muted).map(\.name)) }
         ledger.recovered(streams, gone: gone, present: present, savedMuted: savedMuted,
@@ -209,12 +211,12 @@ public final class StreamRestore {
 
     /// The keys whose saved mute recovery takes for an earlier run's, with the index above which a
     /// stream started later (-1: all), for the log.
-    public var earlierMuteMarks: [String: Int64] { ledger.earlierMuteMarks }
+    var earlierMuteMarks: [String: Int64] { ledger.earlierMuteMarks }
 
     // MARK: - A new stream
 
     /// Where a new stream's start came from, if the server gave it a level or mute of ours.
-    public func origin(of input: SinkInput) -> Origin? {
+    func origin(of input: SinkInput) -> Origin? {
         refresh()
         return ledger.origin(of: input.index, key: input.restoreID, volume: input.volume, muted: input.muted,
                              volumeKnown: !input.volumePending && input.hasVolume, announcedAt: input.announcedAt,
@@ -225,7 +227,7 @@ public final class StreamRestore {
 
     /// Repairs every saved entry at a level some run's ducks settled at (``LevelOwnership/settledRepair(key:saved:)``),
     /// keeping its mute and device: on connecting, as a server that restarted may have brought one back.
-    public func repairSettledEntries() {
+    func repairSettledEntries() {
         guard let server, let levels = server.savedLevels, !ledger.settledDucks.isEmpty else { return }
         refresh()
         levels.readSavedEntries { [weak self] saved in
@@ -248,7 +250,7 @@ public final class StreamRestore {
     /// calls `completion` with the connection the writes went to. Nothing is written, and `completion`
     /// is not called, if the connection is lost first; with no saved levels there is nothing to write,
     /// and `completion` is called at once.
-    public func repair(_ streams: [WrittenStream], completion: @escaping (any StreamServer) -> Void) {
+    func repair(_ streams: [WrittenStream], completion: @escaping (any StreamServer) -> Void) {
         guard let server else { return }
         guard let levels = server.savedLevels else { return completion(server) }
         ledger.repairsSent(streams.map(\.index))
