@@ -88,22 +88,54 @@ import Testing
 
     @Test("the /proc scan reads only processes in another pid namespace: a process in a new one is there, this one is not")
     func scanSkipsOurNamespace() throws {
-        // `unshare --pid --fork` puts `sleep` in a new pid namespace (pid 1 there), as bwrap does an app.
+        try Self.withNestedProcess { _ in
+            let scanned = Sandbox.sandboxedProcesses()
+            // Control: this process is in our namespace and readable, so it is left out.
+            #expect(!scanned.contains { $0.pid == getpid() })
+            #expect(Sandbox.process(getpid()) != nil)
+        }
+    }
+
+    /// Runs `body` with `sleep` in a new pid namespace (pid 1 there), as bwrap starts an app, found by
+    /// the scan. `unshare --fork` ignores SIGTERM while it waits for its child, so it is killed, and its
+    /// child with it (`--kill-child`).
+    static func withNestedProcess(_ body: (Sandbox.Process) throws -> Void) throws {
         let child = Foundation.Process()
         child.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
         child.arguments = ["--user", "--map-root-user", "--pid", "--fork", "--kill-child", "sleep", "30"]
         try child.run()
-        defer { child.terminate(); child.waitUntilExit() }
+        defer {
+            kill(child.processIdentifier, SIGKILL)
+            child.waitUntilExit()
+        }
         var nested: Sandbox.Process?
         for _ in 0..<200 where nested == nil {
             nested = Sandbox.sandboxedProcesses().first { $0.name == "sleep" && $0.nsPIDs.last == 1 }
             if nested == nil { usleep(10_000) }
         }
-        try #require(nested != nil, "the process in the new pid namespace was not found (can this machine unshare a pid namespace?)")
-        let scanned = Sandbox.sandboxedProcesses()
-        // Control: this process is in our namespace and readable, so it is left out.
-        #expect(!scanned.contains { $0.pid == getpid() })
-        #expect(Sandbox.process(getpid()) != nil)
+        try body(try #require(nested, "the process in the new pid namespace was not found (can this machine unshare a pid namespace?)"))
+    }
+
+    @Test("a process in our pid namespace reads the same from comm as from its status; control: a nested one is left to its status")
+    func hostProcessReadsAsStatusDoes() throws {
+        // Every process of ours that the short read takes is what the status gives, with and without a
+        // binary in question (the executable read or spared alike).
+        let ours = Sandbox.sandboxedProcesses().map(\.pid)
+        var compared = 0
+        for pid in try FileManager.default.contentsOfDirectory(atPath: "/proc").compactMap({ Int32($0) }) {
+            guard let short = Sandbox.hostProcess(pid), let full = Sandbox.process(pid) else { continue }
+            #expect(short == full, "pid \(pid)")
+            #expect(Sandbox.hostProcess(pid, running: full.name) == Sandbox.process(pid, running: full.name), "pid \(pid)")
+            compared += 1
+        }
+        #expect(compared > 1, "this process and its parent at least")
+        #expect(Sandbox.hostProcess(getpid()) != nil && !ours.contains(getpid()))
+        // Control: a process in a new pid namespace (as bwrap starts an app) is not read the short way: its
+        // status says it is nested.
+        try Self.withNestedProcess { nested in
+            #expect(Sandbox.hostProcess(nested.pid) == nil)
+            #expect(Sandbox.process(nested.pid)?.mayBeFlatpak == true)
+        }
     }
 
     @Test("Snap names come from snap.NAME.APP AppArmor labels only")

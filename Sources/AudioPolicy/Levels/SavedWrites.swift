@@ -79,11 +79,15 @@ public struct SavedWrites: Sendable {
 
     public mutating func wrote(_ volume: ChannelVolumes, key: String?, own: ChannelVolumes) {
         guard let key, !own.values.isEmpty, !volume.matches(own) else { return }
-        var list = writes[key, default: []]
-        list.removeAll { $0.volume.matches(volume) }
-        list.append(Write(volume: volume, own: own))
-        if list.count > Self.capacity { list.removeFirst(list.count - Self.capacity) }
-        writes[key] = list
+        Self.add(Write(volume: volume, own: own), to: &writes[key, default: []])
+    }
+
+    /// Adds `write` to a key's list in place: copied out of the dictionary and back, the list was copied
+    /// whole on every ramp step (the dictionary still held it).
+    private static func add(_ write: Write, to list: inout [Write]) {
+        list.removeAll { $0.volume.matches(write.volume) }
+        list.append(write)
+        if list.count > capacity { list.removeFirst(list.count - capacity) }
     }
 
     /// We muted (or unmuted) a stream of `key`: the server saves that as the key's mute.

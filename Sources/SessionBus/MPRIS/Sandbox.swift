@@ -131,7 +131,7 @@ public enum Sandbox {
     /// The identity of a stream's process, read from `/proc`. The scan of the processes runs only when
     /// `pid` is not a host process running `binary`, and reads only those in another pid namespace.
     public static func identify(pid: Int32, binary: String?) -> Identity {
-        identify(pid: pid, binary: binary, process: { process($0, running: binary) },
+        identify(pid: pid, binary: binary, process: { hostProcess($0, running: binary) ?? process($0, running: binary) },
                  all: { sandboxedProcesses(running: binary) }, appID: appID(of:))
     }
 
@@ -140,10 +140,33 @@ public enum Sandbox {
     /// decisions (nil: no binary in question, the executable is read).
     public static func process(_ pid: Int32, running binary: String? = nil) -> Process? {
         guard let text = ProcFile.text("/proc/\(pid)/status"),
-              var process = parseStatus(text, pid: pid) else { return nil }
+              let process = parseStatus(text, pid: pid) else { return nil }
+        return withExecutable(process, running: binary)
+    }
+
+    /// What ``process(_:running:)`` reads, for a process in the daemon's own pid namespace when that is
+    /// not nested (a desktop's, and nearly every stream's): its command name from `/proc/PID/comm`, and
+    /// no `NSpid` to read, since it has only its pid. Nil for any other process, and when the daemon
+    /// runs nested (a container), where its status tells.
+    ///
+    /// Why: the kernel writes a status file of about 60 lines for each read, its memory figures taken
+    /// under the process's memory lock, and the only lines wanted are two. On the way from a new
+    /// stream's announcement to its duck, that read was half of the daemon's own share before the
+    /// decision (bench's profile); one `readlink` of the namespace and the short `comm` cost a fraction.
+    public static func hostProcess(_ pid: Int32, running binary: String? = nil) -> Process? {
+        guard let ours = ownNamespace, ownNamespaceIsTop, let theirs = namespace(of: String(pid)), theirs == ours,
+              let comm = ProcFile.text("/proc/\(pid)/comm") else { return nil }
+        let name = String(comm.drop { $0 == "\n" }.prefix { $0 != "\n" }).trimmingWhitespace()
+        return withExecutable(Process(pid: pid, name: name, nsPIDs: [pid]), running: binary)
+    }
+
+    /// `process` with its executable's name read from `/proc/PID/exe`, unless its command name shows it
+    /// runs `binary`.
+    private static func withExecutable(_ process: Process, running binary: String?) -> Process {
         if let binary, runs(process.name, binary) { return process }
+        var process = process
         var buffer = [CChar](repeating: 0, count: 4096)
-        let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
+        let count = readlink("/proc/\(process.pid)/exe", &buffer, buffer.count - 1)
         if count > 0 {
             let path = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
             process.executable = path.split(separator: "/").last.map(String.init)
@@ -151,13 +174,19 @@ public enum Sandbox {
         return process
     }
 
+    /// The daemon's own pid namespace, read once (a process's never changes).
+    private static let ownNamespace = namespace(of: "self")
+    /// Whether the daemon's pid namespace is the one `/proc` counts from (its own `NSpid` has one pid):
+    /// then a process in it is not nested either.
+    private static let ownNamespaceIsTop = process(getpid()).map { $0.nsPIDs.count == 1 } ?? false
+
     /// The processes in a pid namespace other than ours: the only ones a sandbox's pid can name (the
     /// rule above wants nested ones). Told apart by their `/proc/PID/ns/pid` link, one `readlink` each,
     /// so only they have their status read: the whole scan took 3-6 ms with every status read, on the
     /// path from a stream wrapped in a script to its decision. A process whose link cannot be read
     /// (another user's) is read in full, as before.
     public static func sandboxedProcesses(running binary: String? = nil) -> [Process] {
-        let ours = namespace(of: "self")
+        let ours = ownNamespace
         return pids().compactMap { pid in
             if let ours, let theirs = namespace(of: String(pid)), theirs == ours { return nil }
             return process(pid, running: binary)
