@@ -203,44 +203,48 @@ public final class ALSAPluginServer: StreamServer {
 
     /// One SET_GAIN, its gain the factor times the own level's (the plugin's unity, unless the daemon
     /// took another level for the stream's own): linear all the way, as the plugin applies it.
-    public func setGain(index: UInt32, own: ChannelVolumes, factor: Double) {
-        guard let number = byIndex[index], var stream = streams[number], !stream.isCapture else {
-            return onNews(.error("set the gain of sink input \(index): no such stream"))
-        }
+    public func setGain(_ id: StreamID, own: ChannelVolumes, factor: Double) {
+        guard let (index, number, _) = playback(id, for: "set the gain of") else { return }
         connections[number]?.send(.setGain(gain: PluginStream.gain(factor, of: own), rampMilliseconds: rampMilliseconds))
-        stream.volume = own.atGain(factor)
-        streams[number] = stream
+        streams[number]?.volume = own.atGain(factor)
         echoLater(index)
     }
 
-    public func rampsByItself(_ index: UInt32) -> Bool {
-        guard let number = byIndex[index], let stream = streams[number] else { return false }
+    public func rampsByItself(_ id: StreamID) -> Bool {
+        guard let index = playbackIndex(of: id), let number = byIndex[index], let stream = streams[number] else {
+            return false
+        }
         return stream.hello.features.contains(.ramp)
     }
 
     /// One RAMP for the whole ramp, its gain the factor itself (the stream's own level on ALSA is the
     /// plugin's unity, which nobody else changes).
-    public func rampGain(index: UInt32, own: ChannelVolumes, to factor: Double, over milliseconds: Double) {
-        guard let number = byIndex[index], var stream = streams[number], !stream.isCapture else {
-            return onNews(.error("ramp the gain of sink input \(index): no such stream"))
-        }
-        guard stream.hello.features.contains(.ramp) else { return setGain(index: index, own: own, factor: factor) }
+    public func rampGain(_ id: StreamID, own: ChannelVolumes, to factor: Double, over milliseconds: Double) {
+        guard let (index, number, stream) = playback(id, for: "ramp the gain of") else { return }
+        guard stream.hello.features.contains(.ramp) else { return setGain(id, own: own, factor: factor) }
         let gain = PluginStream.gain(factor, of: own)
         let duration = UInt32(min(Double(UInt32.max), max(0, milliseconds.rounded(.up))))
         connections[number]?.send(.ramp(gain: gain, rampMilliseconds: duration, floorDecibels: Float(Level.floorDecibels)))
-        stream.volume = own.atGain(factor)
-        streams[number] = stream
+        streams[number]?.volume = own.atGain(factor)
         echoLater(index)
     }
 
-    public func setMute(index: UInt32, muted: Bool) {
-        guard let number = byIndex[index], var stream = streams[number], !stream.isCapture else {
-            return onNews(.error("set mute of sink input \(index): no such stream"))
-        }
+    public func setMute(_ id: StreamID, muted: Bool) {
+        guard let (index, number, _) = playback(id, for: "set mute of") else { return }
         connections[number]?.send(.mute(muted, fadeMilliseconds: Self.muteFade))
-        stream.muted = muted
-        streams[number] = stream
+        streams[number]?.muted = muted
         echoLater(index)
+    }
+
+    /// The live playback stream `id` names (its sink-input index, connection number and record); nil, told
+    /// as an error, for an ended stream, a capture or a stream of another of the daemon's runs.
+    private func playback(_ id: StreamID, for action: String) -> (UInt32, Int, PluginStream)? {
+        guard let index = playbackIndex(of: id), let number = byIndex[index], let stream = streams[number],
+              !stream.isCapture else {
+            onNews(.error("\(action) sink input \(id): no such stream"))
+            return nil
+        }
+        return (index, number, stream)
     }
 
     /// The plugin does not confirm a command (it cannot refuse a valid one): the echo is the command.
@@ -258,9 +262,9 @@ public final class ALSAPluginServer: StreamServer {
 
     // MARK: - Measuring
 
-    public func meter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> (any StreamMeter)? {
-        guard let number = byIndex[sinkInput], let stream = streams[number], !stream.isCapture,
-              feeds[sinkInput] == nil else { return nil }
+    public func meter(_ id: StreamID, sink: UInt32, onPeak: @escaping (Float) -> Void) -> (any StreamMeter)? {
+        guard let sinkInput = playbackIndex(of: id), let number = byIndex[sinkInput], let stream = streams[number],
+              !stream.isCapture, feeds[sinkInput] == nil else { return nil }
         let meter = FedMeter(fedPeaksOf: sinkInput, onClose: { [weak self] in
             guard let self, self.feeds.removeValue(forKey: sinkInput) != nil else { return }
             self.connections[number]?.send(.meter(intervalMilliseconds: PluginMessage.meterOff))

@@ -12,7 +12,7 @@ import SoundBackend
 /// float, and a fragment of one sample (4 bytes), the daemon wakes at most
 /// ten times a second per meter, and ``onPeak`` gets a linear peak in
 /// 0...1 (1 = 0 dBFS) per wake-up. Made with
-/// ``PulseConnection/meter(sinkInput:sink:onPeak:)``.
+/// ``PulseConnection/peakMeter(sinkInput:sink:onPeak:)``.
 ///
 /// Flags: `PA_STREAM_PEAK_DETECT`; `PA_STREAM_ADJUST_LATENCY` (so the
 /// server honours the 4-byte fragment instead of its default 2 s);
@@ -46,7 +46,7 @@ public final class PeakMeter: StreamMeter {
     /// keeps a measured stream within 10 daemon wake-ups a second with the server's own events on top (at
     /// 10, the benchmark counted 15 with a silent screen-reader stream), and still gives two or three
     /// peaks in the 400 ms hangover. pipewire-pulse records at 10 a second, two peaks per fragment (see
-    /// ``PulseConnection/meter(sinkInput:sink:onPeak:)``): about 6 deliveries a second too.
+    /// ``PulseConnection/peakMeter(sinkInput:sink:onPeak:)``): about 6 deliveries a second too.
     public static let rate: UInt32 = 6
     static let pipeWireRate: UInt32 = 10
     /// Failures in a row (without a peak in between) after which the meter gives up.
@@ -78,7 +78,7 @@ public final class PeakMeter: StreamMeter {
     /// Tells the reply to the current lookup from a stale one.
     private var attempt: UInt64 = 0
 
-    /// `fragmentSamples`: peaks per fragment sent, 1 (6 a second); see ``PulseConnection/meter(sinkInput:sink:onPeak:)``.
+    /// `fragmentSamples`: peaks per fragment sent, 1 (6 a second); see ``PulseConnection/peakMeter(sinkInput:sink:onPeak:)``.
     init(context: OpaquePointer, sinkInput: UInt32, sink: UInt32, rate: UInt32 = PeakMeter.rate,
          fragmentSamples: UInt32 = 1,
          onPeak: @escaping (Float) -> Void) {

@@ -24,9 +24,4 @@ extension PulseConnection {
         return PeakMeter(context: context, sinkInput: sinkInput, sink: sink, rate: rate, fragmentSamples: fragmentSamples,
                          onPeak: onPeak)
     }
-
-    /// ``peakMeter(sinkInput:sink:onPeak:)`` as the seam's ``StreamMeter``.
-    public func meter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> (any StreamMeter)? {
-        peakMeter(sinkInput: sinkInput, sink: sink, onPeak: onPeak)
-    }
 }

@@ -9,7 +9,7 @@ import SoundBackend
 /// Once ready it tracks every sink input, source output and sink and tells
 /// ``onNews`` (``ServerNews``), in this order: the initial snapshot of streams,
 /// then of captures, the sinks, then every change as the server reports it.
-/// ``meter(sinkInput:sink:onPeak:)`` measures one sink input's level.
+/// ``peakMeter(sinkInput:sink:onPeak:)`` measures one sink input's level.
 /// Writes (`setVolume`, `setMute`, stream-restore) are fire and forget;
 /// failures arrive as ``ServerNews/error(_:)``.
 ///

@@ -33,33 +33,38 @@ public protocol StreamServer: AnyObject {
 
     // MARK: What the daemon writes
 
-    /// Sets sink input `index` to `factor` (linear) of its own level `own` at once: a duck or its end in
-    /// one write, or (`factor` 1) its own level put back. A gain, not a volume, so that each backend
-    /// turns it into its own units once: the pulse backend into a cubic volume (`own` scaled, as
+    // Every write names its stream by the engine's id: its server instance as well as its index there, so
+    // a write meant for a stream of an instance that has gone (a restarted server numbers its streams from
+    // the start again) reaches no stream of the next (``playbackIndex(of:)``).
+
+    /// Sets playback stream `stream` to `factor` (linear) of its own level `own` at once: a duck or its
+    /// end in one write, or (`factor` 1) its own level put back. A gain, not a volume, so that each
+    /// backend turns it into its own units once: the pulse backend into a cubic volume (`own` scaled, as
     /// `pa_sw_volume_multiply` does), the ALSA plugin into its linear gain, with no cubic round trip.
     /// Its echo arrives with `levelChange == .ours`.
-    func setGain(index: UInt32, own: ChannelVolumes, factor: Double)
-    /// Mutes or unmutes a sink input; its echo arrives with `levelChange == .ours`.
-    func setMute(index: UInt32, muted: Bool)
-    /// Whether sink input `index` moves along a ramp by itself, handed it whole in one
-    /// ``rampGain(index:own:to:over:)`` (the ALSA plugin, sample by sample): the daemon then writes it
+    func setGain(_ stream: StreamID, own: ChannelVolumes, factor: Double)
+    /// Mutes or unmutes a playback stream; its echo arrives with `levelChange == .ours`.
+    func setMute(_ stream: StreamID, muted: Bool)
+    /// Whether playback stream `stream` moves along a ramp by itself, handed it whole in one
+    /// ``rampGain(_:own:to:over:)`` (the ALSA plugin, sample by sample): the daemon then writes it
     /// once per ramp rather than once per step of its one timer (PulseAudio and pipewire-pulse, which
     /// take only volumes).
-    func rampsByItself(_ index: UInt32) -> Bool
-    /// Ramps sink input `index` from where it is to `factor` (linear) of its own level `own` over
+    func rampsByItself(_ stream: StreamID) -> Bool
+    /// Ramps playback stream `stream` from where it is to `factor` (linear) of its own level `own` over
     /// `milliseconds`, along a straight line in decibels with gains at or below
     /// ``AudioPolicy/Level/floorDecibels`` counting as that floor, as ``AudioPolicy/Ramp`` goes. Its
     /// echo, the target, arrives with `levelChange == .ours`. A level someone else sets meanwhile ends
     /// the ramp in the backend (the daemon stops counting on it when it hears of that level).
-    func rampGain(index: UInt32, own: ChannelVolumes, to factor: Double, over milliseconds: Double)
+    func rampGain(_ stream: StreamID, own: ChannelVolumes, to factor: Double, over milliseconds: Double)
     /// The levels the server saves per app or role and hands to their next stream (nil: it saves none,
     /// as on ALSA, so nothing the daemon writes outlives its stream and nothing needs repair).
     var savedLevels: (any SavedLevels)? { get }
 
     // MARK: Measuring
 
-    /// Starts measuring a sink input's peaks (nil: it cannot be measured; the engine then takes it as audible).
-    func meter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> (any StreamMeter)?
+    /// Starts measuring a playback stream's peaks, played on sink `sink` (nil: it cannot be measured; the
+    /// engine then takes it as audible).
+    func meter(_ stream: StreamID, sink: UInt32, onPeak: @escaping (Float) -> Void) -> (any StreamMeter)?
 }
 
 /// A server's saved stream levels (PulseAudio's module-stream-restore; WirePlumber's restore-stream,
@@ -90,11 +95,21 @@ public protocol SavedLevels: AnyObject {
 extension StreamServer {
     public func stopServing() {}
 
+    /// The index on this connection's server instance of playback stream `stream`; nil for a stream of
+    /// another instance (its index there may name another stream here) or for no backend stream.
+    public func playbackIndex(of stream: StreamID) -> UInt32? {
+        guard case let .playback(index, server) = stream.object, server == instance else { return nil }
+        return index
+    }
+
+    /// The engine's id of this server instance's playback stream `index`.
+    public func playbackID(_ index: UInt32) -> StreamID { .playback(index, on: instance) }
+
     /// A backend that takes only volumes: the daemon steps its ramps.
-    public func rampsByItself(_ index: UInt32) -> Bool { false }
+    public func rampsByItself(_ stream: StreamID) -> Bool { false }
 
     /// Without ramps of its own, a backend can only be set to the target at once.
-    public func rampGain(index: UInt32, own: ChannelVolumes, to factor: Double, over milliseconds: Double) {
-        setGain(index: index, own: own, factor: factor)
+    public func rampGain(_ stream: StreamID, own: ChannelVolumes, to factor: Double, over milliseconds: Double) {
+        setGain(stream, own: own, factor: factor)
     }
 }

@@ -149,7 +149,7 @@ struct ALSAPluginServerTests {
         #expect(harness.run { harness.added.count == 1 })
         let index = harness.added[0].index
         let unity = ChannelVolumes(values: [ChannelVolumes.norm], channelMap: [0])
-        harness.server.setGain(index: index, own: unity, factor: 0.1)
+        harness.server.setGain(harness.server.playbackID(index), own: unity, factor: 0.1)
         #expect(harness.changed.isEmpty, "the echo comes on a later turn, not inside the call")
         #expect(harness.run { client.lastGain != nil && harness.changed.count == 1 })
         let gain = try #require(client.lastGain)
@@ -159,22 +159,48 @@ struct ALSAPluginServerTests {
         #expect(harness.changed[0].levelChange == .ours && harness.changed[0].volume == unity.scaled(by: 0.1))
 
         // An own level below unity (50 %, cubic: 0.125 linear) scales the factor.
-        harness.server.setGain(index: index, own: ChannelVolumes(values: [ChannelVolumes.norm / 2], channelMap: [0]), factor: 0.5)
+        harness.server.setGain(harness.server.playbackID(index), own: ChannelVolumes(values: [ChannelVolumes.norm / 2], channelMap: [0]), factor: 0.5)
         #expect(harness.run { harness.changed.count == 2 })
         #expect(client.lastGain?.gain == Float(0.0625))
 
-        harness.server.setGain(index: index, own: ChannelVolumes(values: [0x20000, 0x20000]), factor: 1)
+        harness.server.setGain(harness.server.playbackID(index), own: ChannelVolumes(values: [0x20000, 0x20000]), factor: 1)
         #expect(harness.run { harness.changed.count == 3 })
         #expect(client.lastGain?.gain == 1, "never above unity")
 
-        harness.server.setMute(index: index, muted: true)
+        harness.server.setMute(harness.server.playbackID(index), muted: true)
         #expect(harness.run { client.received.last == .mute(true, fadeMilliseconds: ALSAPluginServer.muteFade) })
         #expect(harness.run { harness.changed.count == 4 })
         #expect(harness.changed[3].muted && harness.changed[3].levelChange == .ours)
 
         let errorsBefore = harness.errors.count
-        harness.server.setGain(index: 999, own: unity, factor: 0.1)
+        harness.server.setGain(harness.server.playbackID(999), own: unity, factor: 0.1)
         #expect(harness.errors.count == errorsBefore + 1)
+    }
+
+    @Test("a write that names a live stream's index on another server instance (a run of the daemon before) reaches no stream and is told as an error; control: the same index on this instance is written")
+    func writesOfAnotherInstance() throws {
+        let harness = try Harness()
+        let client = try harness.client()
+        client.send(PluginClient.hello())
+        #expect(harness.run { harness.added.count == 1 })
+        let index = harness.added[0].index
+        let unity = ChannelVolumes(values: [ChannelVolumes.norm], channelMap: [0])
+        var other = harness.server.instance
+        other.number &+= 1
+        let stale = StreamID.playback(index, on: other)
+        #expect(harness.server.playbackIndex(of: stale) == nil && !harness.server.rampsByItself(stale))
+        let errorsBefore = harness.errors.count
+        harness.server.setGain(stale, own: unity, factor: 0.1)
+        harness.server.setMute(stale, muted: true)
+        #expect(harness.server.meter(stale, sink: 0) { _ in } == nil)
+        #expect(harness.errors.count == errorsBefore + 2)
+
+        // The control, sent after them on the same connection: once it has arrived, so would have they.
+        harness.server.setMute(harness.server.playbackID(index), muted: true)
+        #expect(harness.run { client.received.last == .mute(true, fadeMilliseconds: ALSAPluginServer.muteFade) })
+        #expect(client.lastGain == nil, "no SET_GAIN of the other instance's write")
+        #expect(client.received.filter { if case .mute = $0 { true } else { false } }.count == 1)
+        #expect(!client.received.contains(.meter(intervalMilliseconds: PeakFeed.interval)), "no meter started")
     }
 
     @Test("rampGain sends one RAMP (the factor, the whole duration, the daemon's floor) to a plugin that names the feature; control: an older plugin gets SET_GAIN to the target")
@@ -187,11 +213,11 @@ struct ALSAPluginServerTests {
         older.send(PluginClient.hello())
         #expect(harness.run { harness.added.count == 2 })
         let (modernIndex, olderIndex) = (harness.added[0].index, harness.added[1].index)
-        #expect(harness.server.rampsByItself(modernIndex) && !harness.server.rampsByItself(olderIndex))
-        #expect(!harness.server.rampsByItself(999))
+        #expect(harness.server.rampsByItself(harness.server.playbackID(modernIndex)) && !harness.server.rampsByItself(harness.server.playbackID(olderIndex)))
+        #expect(!harness.server.rampsByItself(harness.server.playbackID(999)))
 
         let own = ChannelVolumes(values: [ChannelVolumes.norm], channelMap: [0])
-        harness.server.rampGain(index: modernIndex, own: own, to: 0.1, over: 299.5)
+        harness.server.rampGain(harness.server.playbackID(modernIndex), own: own, to: 0.1, over: 299.5)
         #expect(harness.run { !modern.ramps.isEmpty && harness.changed.count == 1 })
         let ramp = try #require(modern.ramps.first)
         #expect(ramp.gain == 0.1 && ramp.ramp == 300 && ramp.floor == Float(Level.floorDecibels))
@@ -199,7 +225,7 @@ struct ALSAPluginServerTests {
         #expect(harness.changed[0].levelChange == .ours && harness.changed[0].volume == own.scaled(by: 0.1),
                 "echoed as ours, at the target")
 
-        harness.server.rampGain(index: olderIndex, own: own, to: 0.1, over: 300)
+        harness.server.rampGain(harness.server.playbackID(olderIndex), own: own, to: 0.1, over: 300)
         #expect(harness.run { older.lastGain != nil })
         #expect(older.ramps.isEmpty && older.lastGain?.gain == Float(0.1) && older.lastGain?.ramp == 15)
     }
@@ -209,7 +235,7 @@ struct ALSAPluginServerTests {
         let harness = try Harness()
         let (client, index) = try harness.playingClient()
         var peaks: [Float] = []
-        let meter = try #require(harness.server.meter(sinkInput: index, sink: 0) { peaks.append($0) })
+        let meter = try #require(harness.server.meter(harness.server.playbackID(index), sink: 0) { peaks.append($0) })
         #expect(harness.run { client.received.last == .meter(intervalMilliseconds: PeakFeed.interval) })
         client.send(.peak(.init(peakIn: 0.5, peakOut: 0.05, frames: 7200, position: 7200)))
         #expect(harness.run { peaks == [0.05] })
@@ -225,7 +251,7 @@ struct ALSAPluginServerTests {
         let harness = try Harness()
         let (client, index) = try harness.playingClient()
         var peaks: [Float] = []
-        let meter = harness.server.meter(sinkInput: index, sink: 0) { peaks.append($0) }
+        let meter = harness.server.meter(harness.server.playbackID(index), sink: 0) { peaks.append($0) }
         // Control: reports every interval, no silence is made up.
         for _ in 0..<5 {
             client.send(.peak(.init(peakIn: 0.5, peakOut: 0.5, frames: 7200, position: 0)))

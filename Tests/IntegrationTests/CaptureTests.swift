@@ -76,7 +76,7 @@ final class CaptureTests {
         let player = try Child(["paplay", "--property=media.role=music", try Tone.music.file().path])
         children.append(player)
         let stream = try connection.awaitStream(ofProcess: player.pid)
-        let meter = try #require(connection.pulse.meter(sinkInput: stream.index, sink: stream.sinkIndex) { _ in })
+        let meter = try #require(connection.pulse.meter(connection.pulse.playbackID(stream.index), sink: stream.sinkIndex) { _ in })
         var found: SourceOutput?
         _ = connection.runLoop(until: {
             found = self.connection.capturesAdded.last { $0.isOwnMeter }

@@ -191,6 +191,34 @@ final class PulseConnectionTests {
         #expect(errors.isEmpty, "\(errors)")
     }
 
+    /// A restarted server numbers its sink inputs from the start again: a write meant for a stream of the
+    /// instance before names another app's stream now. The seam's writes name the instance, and the
+    /// connection refuses one of another.
+    @Test("a gain or mute for a sink input's index on another server instance never reaches the server (an error instead); control: the same index on this instance is written")
+    func writesOfAnotherInstanceAreRefused() throws {
+        try connect()
+        try resetSavedMusicVolume()
+        try play(role: "music")
+        let stream = try awaitAdded()
+        var other = pulse.instance
+        other.number &+= 1
+        let stale = StreamID.playback(stream.index, on: other)
+        pulse.setMute(stale, muted: true)
+        pulse.setGain(stale, own: stream.volume, factor: 0.5)
+        #expect(errors.count == 2 && errors.allSatisfy { $0.contains("not a sink input of this server instance") },
+                "\(errors)")
+
+        // Sent after them: the server answers in order, so its state then shows whether they reached it.
+        let thirty = ChannelVolumes(uniform: ChannelVolumes.norm * 30 / 100, channels: 2)
+        pulse.setGain(pulse.playbackID(stream.index), own: thirty, factor: 1)
+        let written = try awaitChange(of: stream.index) { $0.volume.matches(thirty) }
+        #expect(!written.muted, "the other instance's mute reached the server")
+        pulse.setMute(pulse.playbackID(stream.index), muted: true)
+        let muted = try awaitChange(of: stream.index) { $0.muted }
+        #expect(muted.levelChange == .ours && muted.volume.matches(thirty))
+        #expect(errors.count == 2, "\(errors)")
+    }
+
     @Test func scaledVolumesSurviveTheRoundTrip() throws {
         try connect()
         try resetSavedMusicVolume()

@@ -10,7 +10,7 @@ extension Actuation {
     func measure(_ index: UInt32, _ on: Bool) {
         guard on else { return stopMeter(index) }
         guard let server, let live = streams[index], live.measurement == nil else { return }
-        guard let meter = server.meter(sinkInput: index, sink: live.input.sinkIndex, onPeak: { [weak self] peak in
+        guard let meter = server.meter(live.id, sink: live.input.sinkIndex, onPeak: { [weak self] peak in
             self?.heard(peak, of: index)
         }) else { return }
         meter.onEnd = { [weak self] _ in

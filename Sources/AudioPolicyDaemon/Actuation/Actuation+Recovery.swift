@@ -65,13 +65,13 @@ extension Actuation {
                 // Its level comes back under the mute, and the engine holds it on (``streamAppeared(_:)``).
                 outcome.append("\(name) kept muted (its output went away; held until the user acts)")
             } else if step.unmute {
-                server.setMute(index: input.index, muted: false)
+                server.setMute(server.playbackID(input.index), muted: false)
                 restore?.recoveryUnmuted(input)
                 input.muted = false
                 outcome.append("\(name) unmuted")
             }
             if let own = step.restore {
-                server.setGain(index: input.index, own: own, factor: 1)
+                server.setGain(server.playbackID(input.index), own: own, factor: 1)
                 // A write like any other: a stream that ends a moment later gets its entry repaired.
                 restore?.wroteOwnLevel(to: input, heldMuted: step.held, usersMute: input.muted, recovery: true)
                 outcome.append("\(name) volume \(input.volume) -> \(own)")

@@ -17,17 +17,17 @@ extension Actuation {
     /// Mutes or unmutes stream `index` for the policy: the server saves that as its key's mute, which
     /// the key's next stream may start with.
     func writeMute(_ index: UInt32, _ muted: Bool) {
-        if let live = streams[index] {
-            // Held back until the server tells the stream's volume and mute (``LateVolume``).
-            guard !live.input.volumePending else {
-                log.debug("stream \(index): \(muted ? "mute" : "unmute") held back until its volume is told")
-                return
-            }
-            restore?.wroteMute(muted, to: live.input)
-            journalSavedMute(of: live.input.restoreID)
+        // An ended stream has nothing to mute (its ramps and requests end with it).
+        guard let live = streams[index] else { return }
+        // Held back until the server tells the stream's volume and mute (``LateVolume``).
+        guard !live.input.volumePending else {
+            log.debug("stream \(index): \(muted ? "mute" : "unmute") held back until its volume is told")
+            return
         }
+        restore?.wroteMute(muted, to: live.input)
+        journalSavedMute(of: live.input.restoreID)
         log.debug("stream \(index): \(muted ? "muted" : "unmuted")")
-        server?.setMute(index: index, muted: muted)
+        server?.setMute(live.id, muted: muted)
         if !muted {
             // Answered, an unmute is saved: a kill and its stream's end no longer lose it, and the journal's
             // marks of its key can say so (``LevelOwnership/writesAnswered(sentBefore:)``).
@@ -57,7 +57,7 @@ extension Actuation {
     func putBack(_ index: UInt32, level: Bool, unmute: Bool) {
         guard let live = streams[index], let server else { return }
         if level {
-            server.setGain(index: index, own: live.level.own, factor: 1)
+            server.setGain(live.id, own: live.level.own, factor: 1)
             // Its mute, unless ours and undone in the same batch, is its user's.
             if restore?.wroteOwnLevel(to: live.input, heldMuted: false, usersMute: !unmute && live.input.muted) == true {
                 journalSavedMute(of: live.input.restoreID)

@@ -230,28 +230,29 @@ final class Actuation {
 
     /// Whether the backend moves sink input `index` along a ramp by itself.
     private func rampsByBackend(_ index: UInt32) -> Bool {
-        server?.rampsByItself(index) ?? false
+        guard let server, let live = streams[index] else { return false }
+        return server.rampsByItself(live.id)
     }
 
     /// Hands the backend the rest of a ramp, from `now` to its end, in one write: the stream is at the
     /// ramp's target as far as the daemon's bookkeeping goes (the backend reports it so).
     private func hand(_ index: UInt32, _ ramp: Ramp, at now: Double) {
-        guard let level = wanted(index, ramp.to, evenIfThere: true) else { return }
-        server?.rampGain(index: index, own: level.own, to: ramp.to, over: max(0, Double(ramp.end) - now))
+        guard let (id, level) = wanted(index, ramp.to, evenIfThere: true) else { return }
+        server?.rampGain(id, own: level.own, to: ramp.to, over: max(0, Double(ramp.end) - now))
         noteWrite(index, volume: level.volume(at: ramp.to))
     }
 
     func write(_ index: UInt32, factor: Double) {
-        guard let level = wanted(index, factor) else { return }
-        server?.setGain(index: index, own: level.own, factor: factor)
+        guard let (id, level) = wanted(index, factor) else { return }
+        server?.setGain(id, own: level.own, factor: factor)
         noteWrite(index, volume: level.volume(at: factor))
     }
 
     /// Notes `factor` as the one stream `index` is to be at (``StreamLevel/want(_:writable:evenIfThere:)``);
-    /// its level record when the factor is to be written now, nil when not.
-    private func wanted(_ index: UInt32, _ factor: Double, evenIfThere: Bool = false) -> StreamLevel? {
+    /// its id and level record when the factor is to be written now, nil when not.
+    private func wanted(_ index: UInt32, _ factor: Double, evenIfThere: Bool = false) -> (StreamID, StreamLevel)? {
         streams.update(index) { live in
-            live.level.want(factor, writable: live.writable, evenIfThere: evenIfThere) ? live.level : nil
+            live.level.want(factor, writable: live.writable, evenIfThere: evenIfThere) ? (live.id, live.level) : nil
         } ?? nil
     }
 
@@ -260,7 +261,7 @@ final class Actuation {
     private func rewriteOwnLevel(_ index: UInt32) {
         guard let live = streams[index], live.writable else { return }
         log.debug("stream \(index): its user's level written again over our write still on its way")
-        server?.setGain(index: index, own: live.level.own, factor: 1)
+        server?.setGain(live.id, own: live.level.own, factor: 1)
         noteWrite(index, volume: live.level.own)
     }
 

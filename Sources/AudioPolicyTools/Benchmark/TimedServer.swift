@@ -70,12 +70,12 @@ public final class TimedServer: StreamServer {
         }
     }
 
-    public func setMute(index: UInt32, muted: Bool) {
+    public func setMute(_ stream: StreamID, muted: Bool) {
         if muted, recording, let removed = sinkRemovedAt {
             removalReactions.append(MainLoop.monotonicMicroseconds() - removed)
             sinkRemovedAt = nil
         }
-        inner.setMute(index: index, muted: muted)
+        inner.setMute(stream, muted: muted)
     }
 
     public func clearRemovalReactions() {
@@ -83,8 +83,9 @@ public final class TimedServer: StreamServer {
         sinkRemovedAt = nil
     }
 
-    public func meter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> (any StreamMeter)? {
-        inner.meter(sinkInput: sinkInput, sink: sink) { [unowned self] peak in
+    public func meter(_ stream: StreamID, sink: UInt32, onPeak: @escaping (Float) -> Void) -> (any StreamMeter)? {
+        guard let sinkInput = stream.playbackIndex else { return nil }
+        return inner.meter(stream, sink: sink) { [unowned self] peak in
             let peakAt = MainLoop.monotonicMicroseconds()
             let writesBefore = volumeWrites
             onPeak(peak)
@@ -94,9 +95,9 @@ public final class TimedServer: StreamServer {
         }
     }
 
-    public func setGain(index: UInt32, own: ChannelVolumes, factor: Double) {
+    public func setGain(_ stream: StreamID, own: ChannelVolumes, factor: Double) {
         volumeWrites += 1
-        inner.setGain(index: index, own: own, factor: factor)
+        inner.setGain(stream, own: own, factor: factor)
     }
 
     // MARK: - Passed through

@@ -327,12 +327,14 @@ final class FakeServerConnection: StreamServer, SavedLevels {
     }
 
     /// As the pulse backend writes a gain: the own level's volume scaled by it.
-    func setGain(index: UInt32, own: ChannelVolumes, factor: Double) {
+    func setGain(_ stream: StreamID, own: ChannelVolumes, factor: Double) {
+        guard let index = playbackIndex(of: stream) else { return onNews(.error("set volume of \(stream): another instance's")) }
         guard isReady else { return onNews(.error("set volume of sink input \(index): not connected")) }
         server.write(.volume(index, own.atGain(factor)), from: self)
     }
 
-    func setMute(index: UInt32, muted: Bool) {
+    func setMute(_ stream: StreamID, muted: Bool) {
+        guard let index = playbackIndex(of: stream) else { return onNews(.error("set mute of \(stream): another instance's")) }
         guard isReady else { return onNews(.error("set mute of sink input \(index): not connected")) }
         server.write(.mute(index, muted), from: self)
     }
@@ -360,7 +362,7 @@ final class FakeServerConnection: StreamServer, SavedLevels {
     }
 
     /// No meters: the engine takes what it would measure as audible.
-    func meter(sinkInput: UInt32, sink: UInt32, onPeak: @escaping (Float) -> Void) -> (any StreamMeter)? { nil }
+    func meter(_ stream: StreamID, sink: UInt32, onPeak: @escaping (Float) -> Void) -> (any StreamMeter)? { nil }
 
     // MARK: - From the server
 
