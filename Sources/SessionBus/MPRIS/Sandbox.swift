@@ -226,9 +226,16 @@ public enum Sandbox {
         return snapName(of: process.pid)
     }
 
-    /// The Snap name in a process's AppArmor label.
+    /// The Snap name in a process's AppArmor label; nil at once where AppArmor is off.
     private static func snapName(of pid: Int32) -> String? {
-        guard let label = ProcFile.text("/proc/\(pid)/attr/current") else { return nil }
+        guard appArmorEnabled, let label = ProcFile.text("/proc/\(pid)/attr/current") else { return nil }
         return snapName(label: label.trimmingWhitespace())
     }
+
+    /// Whether the kernel runs AppArmor, read once: it is chosen at boot and never turned on later, and a
+    /// Snap's confinement label (`snap.NAME.APP`) exists only under it. Why: elsewhere (SELinux, or no
+    /// security module: Fedora, Arch) `/proc/PID/attr/current` holds another module's context or cannot be
+    /// read, and the read was one of the few path walks through `/proc` on the way from each new stream's
+    /// announcement to its decision.
+    static let appArmorEnabled = ProcFile.text("/sys/module/apparmor/parameters/enabled")?.hasPrefix("Y") ?? false
 }
