@@ -826,7 +826,9 @@ public struct LevelOwnership: Sendable {
         let unmuteInFlight = now.flatMap { handOver(of: key, now: $0) }.map { !$0.toOurs } ?? false
         handOvers[key] = nil
         unansweredUnmutes[key] = nil
-        defer { notePending(key) }
+        // Noted at `now`: a stream waiting for its volume may have the entry from before the repair (ours,
+        // on WirePlumber, until it applies the repair) or the repair's mute, never an older one.
+        defer { notePending(key, now: now) }
         let wasOurs = writes.theyMuted(key: key)
         let overLostUnmute = repairsOverLostUnmute.remove(key) != nil
         // A later repair of the key (recovery's of several gone streams, one batch) writes over the first: a
