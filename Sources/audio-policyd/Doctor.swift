@@ -76,19 +76,19 @@ struct Doctor: ParsableCommand {
             swaySocket: (environment["SWAYSOCK"] ?? environment["I3SOCK"]).flatMap { $0.isEmpty ? nil : $0 },
             waylandDisplay: environment["WAYLAND_DISPLAY"].flatMap { $0.isEmpty ? nil : $0 },
             currentDesktop: environment["XDG_CURRENT_DESKTOP"],
-            focusHelperEnabled: Self.focusHelperEnabled(environment["XDG_CURRENT_DESKTOP"], configHome: configHome),
+            focusExtensionEnabled: Self.focusExtensionEnabled(environment["XDG_CURRENT_DESKTOP"], configHome: configHome),
             alsaConfigs: [home + "/.asoundrc", "/etc/asound.conf"].compactMap { try? String(contentsOfFile: $0, encoding: .utf8) },
             policyFiles: layers.files, policyErrors: policyErrors)
     }
 
-    /// Whether the desktop's focus helper is on: KDE's kwinrc, GNOME's enabled-extensions setting.
-    private static func focusHelperEnabled(_ desktop: String?, configHome: String) -> Bool? {
-        switch WaylandFocusHelper(currentDesktop: desktop) {
+    /// Whether the desktop's focus extension is on: KDE's kwinrc, GNOME's enabled-extensions setting.
+    private static func focusExtensionEnabled(_ desktop: String?, configHome: String) -> Bool? {
+        switch ShellFocusExtension(currentDesktop: desktop) {
         case .kwinScript?:
-            return (try? String(contentsOfFile: configHome + "/kwinrc", encoding: .utf8)).map(WaylandFocusHelper.kwinrcEnables) ?? false
+            return (try? String(contentsOfFile: configHome + "/kwinrc", encoding: .utf8)).map(ShellFocusExtension.kwinrcEnables) ?? false
         case .gnomeExtension?:
             let setting = shell("gsettings get org.gnome.shell enabled-extensions 2>/dev/null")
-            return setting.status == 0 ? WaylandFocusHelper.gnomeSettingEnables(setting.output) : nil
+            return setting.status == 0 ? ShellFocusExtension.gnomeSettingEnables(setting.output) : nil
         case nil:
             return nil
         }

@@ -96,17 +96,17 @@ import Testing
         for (desktop, fix) in [("KDE", "kwriteconfig5 --file kwinrc --group Plugins --key audio-policyd-focusEnabled true"),
                                ("ubuntu:GNOME", "gnome-extensions enable audio-policyd-focus@audio-policyd")] {
             facts.currentDesktop = desktop
-            facts.focusHelperEnabled = false
+            facts.focusExtensionEnabled = false
             let found = Diagnosis.findings(facts)
             #expect(found.map(\.check) == ["focus"] && found.first?.severity == .note, "\(desktop)")
             #expect(found.first?.fix.contains(fix) == true, "\(desktop): \(found)")
             #expect(Finding.exitStatus(found) == 0)
-            facts.focusHelperEnabled = nil
+            facts.focusExtensionEnabled = nil
             #expect(Self.checks(facts) == ["focus"], "\(desktop), not known to be enabled")
             // Controls: the helper enabled, or sway's socket, is a source.
-            facts.focusHelperEnabled = true
+            facts.focusExtensionEnabled = true
             #expect(Self.checks(facts).isEmpty, "\(desktop), enabled")
-            facts.focusHelperEnabled = false
+            facts.focusExtensionEnabled = false
             facts.swaySocket = "/run/user/1000/sway-ipc.1000.42.sock"
             #expect(Self.checks(facts).isEmpty, "\(desktop) with a sway socket")
             facts.swaySocket = nil
@@ -121,14 +121,14 @@ import Testing
 
     @Test("kwinrc and GNOME's enabled-extensions setting are read for the helpers")
     func helperSettings() {
-        #expect(WaylandFocusHelper.kwinrcEnables("[Plugins]\nfoo=true\naudio-policyd-focusEnabled=true\n"))
-        #expect(!WaylandFocusHelper.kwinrcEnables("[Plugins]\naudio-policyd-focusEnabled=false\n"))
-        #expect(!WaylandFocusHelper.kwinrcEnables("[Other]\naudio-policyd-focusEnabled=true\n"))
-        #expect(WaylandFocusHelper.gnomeSettingEnables("['ding@rastersoft.com', 'audio-policyd-focus@audio-policyd']"))
-        #expect(!WaylandFocusHelper.gnomeSettingEnables("@as []"))
-        #expect(WaylandFocusHelper(currentDesktop: "KDE") == .kwinScript)
-        #expect(WaylandFocusHelper(currentDesktop: "ubuntu:GNOME") == .gnomeExtension)
-        #expect(WaylandFocusHelper(currentDesktop: "sway") == nil)
+        #expect(ShellFocusExtension.kwinrcEnables("[Plugins]\nfoo=true\naudio-policyd-focusEnabled=true\n"))
+        #expect(!ShellFocusExtension.kwinrcEnables("[Plugins]\naudio-policyd-focusEnabled=false\n"))
+        #expect(!ShellFocusExtension.kwinrcEnables("[Other]\naudio-policyd-focusEnabled=true\n"))
+        #expect(ShellFocusExtension.gnomeSettingEnables("['ding@rastersoft.com', 'audio-policyd-focus@audio-policyd']"))
+        #expect(!ShellFocusExtension.gnomeSettingEnables("@as []"))
+        #expect(ShellFocusExtension(currentDesktop: "KDE") == .kwinScript)
+        #expect(ShellFocusExtension(currentDesktop: "ubuntu:GNOME") == .gnomeExtension)
+        #expect(ShellFocusExtension(currentDesktop: "sway") == nil)
     }
 
     @Test("no server answering: the ALSA plugin must be configured (type audiopolicy, not commented out)")

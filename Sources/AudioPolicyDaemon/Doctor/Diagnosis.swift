@@ -81,17 +81,17 @@ public enum Diagnosis {
 
     /// No source that tells which window has focus: sway/i3's socket is one; in a Wayland session DISPLAY
     /// is Xwayland's, blind to Wayland windows (the daemon does not follow it), so on KDE or GNOME only
-    /// their helper is; with no Wayland, X11.
+    /// their focus extension is; with no Wayland, X11.
     static func focus(_ facts: SessionFacts) -> [Finding] {
         if facts.swaySocket != nil { return [] }
-        if facts.waylandDisplay != nil, let helper = WaylandFocusHelper(currentDesktop: facts.currentDesktop) {
-            guard facts.focusHelperEnabled != true else { return [] }
+        if facts.waylandDisplay != nil, let focusExtension = ShellFocusExtension(currentDesktop: facts.currentDesktop) {
+            guard facts.focusExtensionEnabled != true else { return [] }
             return [Finding(
                 check: "focus", severity: .note,
-                problem: "no focus source for this desktop: the \(helper.name) is not \(facts.focusHelperEnabled == false ? "enabled" : "known to be enabled")",
-                why: "on \(helper.desktop)'s Wayland session the daemon cannot see which window has focus by itself "
+                problem: "no focus source for this desktop: the \(focusExtension.name) is not \(facts.focusExtensionEnabled == false ? "enabled" : "known to be enabled")",
+                why: "on \(focusExtension.desktop)'s Wayland session the daemon cannot see which window has focus by itself "
                     + "(DISPLAY is Xwayland's and shows X11 windows only): the shell has to tell it",
-                fix: helper.fix)]
+                fix: focusExtension.fix)]
         }
         // In a Wayland session the daemon leaves DISPLAY alone (Xwayland's, blind to Wayland windows).
         guard facts.display == nil || facts.waylandDisplay != nil else { return [] }

@@ -25,9 +25,9 @@ public struct SessionFacts: Sendable {
     public var waylandDisplay: String?
     /// `XDG_CURRENT_DESKTOP` (`KDE`, `ubuntu:GNOME`…).
     public var currentDesktop: String?
-    /// Whether that desktop's ``WaylandFocusHelper`` is turned on (kwinrc, GNOME's enabled-extensions);
+    /// Whether that desktop's ``ShellFocusExtension`` is turned on (kwinrc, GNOME's enabled-extensions);
     /// nil when it could not be read or the desktop has none.
-    public var focusHelperEnabled: Bool?
+    public var focusExtensionEnabled: Bool?
     /// The text of `~/.asoundrc` and `/etc/asound.conf` (those that exist).
     public var alsaConfigs: [String]
     /// The files of the policy `run` would load now, in the order merged (the base, then its drop-ins).
@@ -38,7 +38,7 @@ public struct SessionFacts: Sendable {
     public init(serverAnswers: Bool?, modules: [String]?, wirePlumberRolePolicy: String? = nil,
                 processes: Set<String> = [], daemon: StatusReport?, socket: String, mpvInstalled: Bool = false,
                 mpvMPRISInstalled: Bool = false, display: String? = nil, swaySocket: String? = nil,
-                waylandDisplay: String? = nil, currentDesktop: String? = nil, focusHelperEnabled: Bool? = nil,
+                waylandDisplay: String? = nil, currentDesktop: String? = nil, focusExtensionEnabled: Bool? = nil,
                 alsaConfigs: [String] = [], policyFiles: [String] = [], policyErrors: [String] = []) {
         self.serverAnswers = serverAnswers
         self.modules = modules
@@ -52,7 +52,7 @@ public struct SessionFacts: Sendable {
         self.swaySocket = swaySocket
         self.waylandDisplay = waylandDisplay
         self.currentDesktop = currentDesktop
-        self.focusHelperEnabled = focusHelperEnabled
+        self.focusExtensionEnabled = focusExtensionEnabled
         self.alsaConfigs = alsaConfigs
         self.policyFiles = policyFiles
         self.policyErrors = policyErrors

@@ -4,14 +4,14 @@
 /// On those sessions no focus source of the daemon's own sees Wayland windows (`DISPLAY` is
 /// Xwayland's and shows X11 windows only; there is no sway socket), so the shell itself has to tell
 /// the daemon; `doctor` says which piece is missing and how to turn it on.
-public enum WaylandFocusHelper: String, Sendable {
+public enum ShellFocusExtension: String, Sendable {
     case kwinScript
     case gnomeExtension
 
     public static let kwinScriptName = "audio-policyd-focus"
     public static let gnomeExtensionUUID = "audio-policyd-focus@audio-policyd"
 
-    /// The helper for `XDG_CURRENT_DESKTOP` (a colon-separated list: `KDE`, `ubuntu:GNOME`); nil for
+    /// The extension for `XDG_CURRENT_DESKTOP` (a colon-separated list: `KDE`, `ubuntu:GNOME`); nil for
     /// other desktops.
     public init?(currentDesktop: String?) {
         let names = (currentDesktop ?? "").split(separator: ":").map { $0.uppercased() }
