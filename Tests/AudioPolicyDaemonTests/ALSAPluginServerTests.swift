@@ -52,6 +52,15 @@ struct ALSAPluginServerTests {
             try PluginClient(path: server.socketPath, loop: loop)
         }
 
+        /// A client whose stream has said HELLO and been announced, the stream's index, and its unity level.
+        func announcedClient() throws -> (PluginClient, UInt32, ChannelVolumes) {
+            let client = try client()
+            client.send(PluginClient.hello())
+            let count = added.count
+            #expect(run { self.added.count == count + 1 })
+            return (client, try #require(added.last).index, ChannelVolumes(values: [ChannelVolumes.norm], channelMap: [0]))
+        }
+
         /// A client whose stream has said HELLO and RUNNING, and the stream's index.
         func playingClient() throws -> (PluginClient, UInt32) {
             let client = try client()
@@ -144,11 +153,7 @@ struct ALSAPluginServerTests {
     @Test("setGain sends SET_GAIN (the factor times the own level's linear amplitude, with no cubic round trip; the daemon's step as the ramp) and echoes it as ours; setMute sends MUTE")
     func writes() throws {
         let harness = try Harness()
-        let client = try harness.client()
-        client.send(PluginClient.hello())
-        #expect(harness.run { harness.added.count == 1 })
-        let index = harness.added[0].index
-        let unity = ChannelVolumes(values: [ChannelVolumes.norm], channelMap: [0])
+        let (client, index, unity) = try harness.announcedClient()
         harness.server.setGain(harness.server.playbackID(index), own: unity, factor: 0.1)
         #expect(harness.changed.isEmpty, "the echo comes on a later turn, not inside the call")
         #expect(harness.run { client.lastGain != nil && harness.changed.count == 1 })
@@ -180,11 +185,7 @@ struct ALSAPluginServerTests {
     @Test("a write that names a live stream's index on another server instance (a run of the daemon before) reaches no stream and is told as an error; control: the same index on this instance is written")
     func writesOfAnotherInstance() throws {
         let harness = try Harness()
-        let client = try harness.client()
-        client.send(PluginClient.hello())
-        #expect(harness.run { harness.added.count == 1 })
-        let index = harness.added[0].index
-        let unity = ChannelVolumes(values: [ChannelVolumes.norm], channelMap: [0])
+        let (client, index, unity) = try harness.announcedClient()
         var other = harness.server.instance
         other.number &+= 1
         let stale = StreamID.playback(index, on: other)
