@@ -127,7 +127,19 @@ public struct LevelOwnership: Sendable {
     /// the faded stream's entry was answered was taken for one its user muted, and the key saved muted).
     /// Which streams did is ``ServerSaving/appliesEntriesBeforeAnswering``'s question, for
     /// ``lateWriteWindow`` (``overtakenRepair(of:volume:index:announcedAt:now:)``).
-    private var repairsOverOurMute: [String: (at: UInt64, muted: Bool)] = [:]
+    private var repairsOverOurMute: [String: RepairOverOurMute] = [:]
+
+    /// A repair of a key's entry over our mute (``repairsOverOurMute``), or the repairs of one batch.
+    private struct RepairOverOurMute {
+        /// When the server took the first (µs).
+        var at: UInt64
+        /// The mute the last wrote: the entry's.
+        var muted: Bool
+        /// The levels and mutes they wrote (nil: not all known). WirePlumber gives every new stream its
+        /// key's saved volume and mute, so a muted start at none of the levels they wrote muted was given
+        /// the entry they replaced.
+        var written: [(level: ChannelVolumes, muted: Bool)]?
+    }
     /// Keys whose repair, sent and not yet taken, writes over the mute of ours an unmute that was lost
     /// left saved (``repairSent(key:muted:over:for:)``).
     private var repairsOverLostUnmute: Set<String> = []
@@ -758,12 +770,19 @@ public struct LevelOwnership: Sendable {
         guard let repair = recentRepair(of: key, now: now), let saving else { return nil }
         if saving.appliesEntriesBeforeAnswering { return announcedAt.map { $0 < repair.at } == true ? true : nil }
         let ourLevel = writes.origin(of: volume, muted: false, key: key, index: index) != nil
-        return !repair.muted || ourLevel ? true : nil
+        // Muted at none of the levels the repairs wrote muted, it has the entry from before them, with our
+        // mute (found by the levels property run: recovery's repairs after a server restart, overtaken by a
+        // start at the level a restore had put back under the policy's mute, which WirePlumber saved with
+        // it, and which the first repair wrote unmuted).
+        let beforeTheRepairs = repair.written.map { written in
+            !written.contains { $0.muted && volume.matches($0.level, tolerance: 2) }
+        }
+        return !repair.muted || ourLevel || beforeTheRepairs == true ? true : nil
     }
 
     /// The repair of `key`'s entry over our mute taken less than ``lateWriteWindow`` before `now`, if any
     /// (``repairsOverOurMute``).
-    private func recentRepair(of key: String, now: UInt64) -> (at: UInt64, muted: Bool)? {
+    private func recentRepair(of key: String, now: UInt64) -> RepairOverOurMute? {
         repairsOverOurMute[key].flatMap { now &- $0.at < Self.lateWriteWindow ? $0 : nil }
     }
 
@@ -815,10 +834,11 @@ public struct LevelOwnership: Sendable {
     /// the journal's entries of the key's streams must then drop their ``SavedMuteMark`` (found by the
     /// levels property run: a mark left above the repair made the next run unmute a stream that started,
     /// while no daemon ran, with its user's mute of the key — and save that unmute as the key's).
-    /// `muted`: the mute it wrote; `now` (µs), when known: a start that overtakes the repair may still get
-    /// the entry it replaced (``repairsOverOurMute``).
+    /// `muted`, `level`: the mute and level it wrote; `now` (µs), when known: a start that overtakes the
+    /// repair may still get the entry it replaced (``repairsOverOurMute``).
     @discardableResult
-    public mutating func entryRepaired(key: String, muted: Bool = false, now: UInt64? = nil) -> Bool {
+    public mutating func entryRepaired(key: String, muted: Bool = false, level: ChannelVolumes? = nil,
+                                       now: UInt64? = nil) -> Bool {
         // What it wrote is the key's mute now, not an unmute of ours in flight (found by the levels
         // property run: a gone stream's repair put back its user's mute after recovery's unmute of
         // another, and a stream that started with it was taken for one muted by us).
@@ -834,9 +854,11 @@ public struct LevelOwnership: Sendable {
         // A later repair of the key (recovery's of several gone streams, one batch) writes over the first: a
         // start that overtakes them has the mute from before the first, and the last one's is the entry's.
         if let now {
-            let earlier = recentRepair(of: key, now: now)?.at
+            let earlier = recentRepair(of: key, now: now)
+            let this = level.map { (level: $0, muted: muted) }
+            let written = earlier.map { $0.written.flatMap { written in this.map { written + [$0] } } } ?? this.map { [$0] }
             repairsOverOurMute[key] = wasOurs || unmuteInFlight || overLostUnmute || earlier != nil
-                ? (earlier ?? now, muted) : nil
+                ? RepairOverOurMute(at: earlier?.at ?? now, muted: muted, written: written) : nil
         }
         return wasOurs
     }

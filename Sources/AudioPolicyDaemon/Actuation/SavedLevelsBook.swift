@@ -281,7 +281,10 @@ final class SavedLevelsBook {
                     [weak self] taken in
                     guard let self else { return }
                     if taken {
-                        if self.ledger.entryRepaired(key: name, muted: muted, now: MainLoop.monotonicMicroseconds()) { self.onSavedMuteChanged?(name) }
+                        if self.ledger.entryRepaired(key: name, muted: muted, level: volume,
+                                                     now: MainLoop.monotonicMicroseconds()) {
+                            self.onSavedMuteChanged?(name)
+                        }
                         self.log.info("repaired the saved volume of \(name): \(volume)\(muted ? ", muted" : "")")
                     } else {
                         failed = true

@@ -364,7 +364,9 @@ public struct RehearsedDaemon: Sendable {
         let muted = ownership.repairMute(of: stream, saved: saved?.muted)
         if ownership.repairSent(key: key, muted: muted, over: saved?.muted, for: stream.index) { journalSavedMute(of: key) }
         server.writeEntry(key, volume: stream.own, muted: muted, for: index, at: now)
-        if ownership.entryRepaired(key: key, muted: muted, now: Self.clock(now)) { journalSavedMute(of: key) }
+        if ownership.entryRepaired(key: key, muted: muted, level: stream.own, now: Self.clock(now)) {
+            journalSavedMute(of: key)
+        }
     }
 
     // MARK: - What the policy does
